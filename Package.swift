@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tessera",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tessera", targets: ["tessera"]),
+        .library(name: "TesseraCore", targets: ["TesseraCore"]),
+        .library(name: "TesseraEngine", targets: ["TesseraEngine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries: each system-library target only describes where the library is.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev", "libx264-dev"])]
+        ),
+        .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The one compiled shim for what Swift cannot import from the C headers (macros, variadics).
+        .target(name: "CTesseraShim", dependencies: ["CFFmpeg"]),
+
+        // Swift wrapper over FFmpeg: the only module that touches its raw handles.
+        .target(name: "FFmpegKit", dependencies: ["CFFmpeg", "CTesseraShim", "TesseraCore"]),
+
+        // Pure Swift: planning, payloads, settings. No C imports.
+        .target(name: "TesseraCore"),
+
+        // The media engine: probe, segment, encode, audio, stitch, verify.
+        .target(
+            name: "TesseraEngine",
+            dependencies: ["TesseraCore", "FFmpegKit", .product(name: "Logging", package: "swift-log")]
+        ),
+
+        // The thin CLI.
+        .executableTarget(
+            name: "tessera",
+            dependencies: [
+                "TesseraEngine", "TesseraCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
+        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

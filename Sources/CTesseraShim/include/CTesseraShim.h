@@ -1,0 +1,37 @@
+#ifndef TESSERA_SHIM_H
+#define TESSERA_SHIM_H
+#include <stdint.h>
+#include <stddef.h>
+
+struct AVCodecContext;
+struct AVCodecParameters;
+struct AVStream;
+
+/// AVERROR_EOF, AVERROR(EAGAIN) and friends: macros Swift cannot import.
+int tessera_averror_eof(void);
+int tessera_averror_eagain(void);
+int tessera_averror_einval(void);
+int tessera_averror_enomem(void);
+/// AVERROR(e) for a positive errno value.
+int tessera_averror(int posix_errno);
+/// AV_NOPTS_VALUE.
+int64_t tessera_nopts_value(void);
+/// av_err2str: writes the message for `code` into `buffer`.
+void tessera_error_string(int code, char *buffer, size_t size);
+/// AV_TIME_BASE as numerator/denominator of AV_TIME_BASE_Q.
+int tessera_time_base(void);
+/// Quiets FFmpeg's own logging (Tessera reports errors itself) at the given av_log level.
+void tessera_set_log_level(int level);
+int tessera_log_level_error(void);
+int tessera_log_level_quiet(void);
+/// Rotation of the stream's display matrix side data, counter-clockwise degrees, or NAN when none.
+double tessera_stream_rotation(const struct AVStream *stream);
+/// Whether a codec is intra-only (every frame is a random-access point).
+int tessera_codec_is_intra_only(int codec_id);
+/// Number of channels in a codec parameters' channel layout.
+int tessera_codecpar_channels(const struct AVCodecParameters *par);
+/// Fills an encoder's channel layout with the default layout for `channels`.
+void tessera_set_default_channel_layout(struct AVCodecContext *ctx, int channels);
+/// Sets a codec parameters' channel layout to the default layout for `channels`.
+void tessera_set_codecpar_channels(struct AVCodecParameters *par, int channels);
+#endif

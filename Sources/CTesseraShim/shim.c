@@ -1,0 +1,48 @@
+#include "CTesseraShim.h"
+#include <errno.h>
+#include <math.h>
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/display.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/log.h>
+
+int tessera_averror_eof(void) { return AVERROR_EOF; }
+int tessera_averror_eagain(void) { return AVERROR(EAGAIN); }
+int tessera_averror_einval(void) { return AVERROR(EINVAL); }
+int tessera_averror_enomem(void) { return AVERROR(ENOMEM); }
+int tessera_averror(int posix_errno) { return AVERROR(posix_errno); }
+int64_t tessera_nopts_value(void) { return AV_NOPTS_VALUE; }
+void tessera_error_string(int code, char *buffer, size_t size) {
+    if (av_strerror(code, buffer, size) < 0) {
+        snprintf(buffer, size, "error %d", code);
+    }
+}
+int tessera_time_base(void) { return AV_TIME_BASE; }
+void tessera_set_log_level(int level) { av_log_set_level(level); }
+int tessera_log_level_error(void) { return AV_LOG_ERROR; }
+int tessera_log_level_quiet(void) { return AV_LOG_QUIET; }
+
+double tessera_stream_rotation(const AVStream *stream) {
+    const uint8_t *matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    if (!matrix) return NAN;
+    return av_display_rotation_get((const int32_t *)matrix);
+}
+
+int tessera_codec_is_intra_only(int codec_id) {
+    const AVCodecDescriptor *d = avcodec_descriptor_get((enum AVCodecID)codec_id);
+    return d && (d->props & AV_CODEC_PROP_INTRA_ONLY) ? 1 : 0;
+}
+
+int tessera_codecpar_channels(const AVCodecParameters *par) { return par->ch_layout.nb_channels; }
+
+void tessera_set_default_channel_layout(AVCodecContext *ctx, int channels) {
+    av_channel_layout_uninit(&ctx->ch_layout);
+    av_channel_layout_default(&ctx->ch_layout, channels);
+}
+
+void tessera_set_codecpar_channels(AVCodecParameters *par, int channels) {
+    if (par->ch_layout.nb_channels == channels) return;
+    av_channel_layout_uninit(&par->ch_layout);
+    av_channel_layout_default(&par->ch_layout, channels);
+}

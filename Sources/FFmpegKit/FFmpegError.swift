@@ -1,0 +1,82 @@
+import CFFmpeg
+import CTesseraShim
+import TesseraCore
+
+/// A failed FFmpeg call: the C error code, FFmpeg's message for it, and the call that failed.
+public struct FFmpegError: Error, CustomStringConvertible, Sendable {
+    public let code: Int32
+    public let message: String
+    public let call: String
+    public let file: String
+    public let line: Int
+
+    public init(code: Int32, call: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.call = call
+        self.file = file
+        self.line = line
+        var buffer = [CChar](repeating: 0, count: 256)
+        tessera_error_string(code, &buffer, buffer.count)
+        message = String(cString: buffer)
+    }
+
+    /// An error that is not a failed C call (a missing codec, an unsupported format).
+    public init(_ message: String, call: String, file: String = #fileID, line: Int = #line) {
+        code = tessera_averror_einval()
+        self.message = message
+        self.call = call
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(message) (\(call), code \(code))" }
+
+    public var isEndOfFile: Bool { code == tessera_averror_eof() }
+    public var isAgain: Bool { code == tessera_averror_eagain() }
+}
+
+/// Every FFmpeg call goes through here: a negative return becomes an `FFmpegError`.
+@discardableResult
+@inline(__always)
+func check(_ result: Int32, _ call: @autoclosure () -> String, file: String = #fileID, line: Int = #line) throws(FFmpegError) -> Int32 {
+    if result < 0 { throw FFmpegError(code: result, call: call(), file: file, line: line) }
+    return result
+}
+
+public enum FFmpeg {
+    /// Value of a missing timestamp.
+    public static let noPTS: Int64 = tessera_nopts_value()
+
+    /// FFmpeg logs to stderr by default; Tessera reports errors itself, so keep FFmpeg quiet unless asked.
+    public static func setLogging(verbose: Bool) {
+        tessera_set_log_level(verbose ? tessera_log_level_error() : tessera_log_level_quiet())
+    }
+
+    public static var versions: [String: String] {
+        func version(_ v: UInt32) -> String { "\(v >> 16).\((v >> 8) & 0xFF).\(v & 0xFF)" }
+        return [
+            "libavformat": version(avformat_version()),
+            "libavcodec": version(avcodec_version()),
+            "libavutil": version(avutil_version()),
+            "libswscale": version(swscale_version()),
+            "libswresample": version(swresample_version()),
+        ]
+    }
+}
+
+extension Optional where Wrapped == Int64 {
+    var avTimestamp: Int64 { self ?? FFmpeg.noPTS }
+}
+
+extension Int64 {
+    var optionalTimestamp: Int64? { self == FFmpeg.noPTS ? nil : self }
+}
+
+extension AVRational {
+    init(_ r: Rational) { self.init(num: r.num, den: r.den) }
+    var rational: Rational { Rational(num, den) }
+}
+
+func cString(_ pointer: UnsafePointer<CChar>?) -> String? {
+    pointer.map { String(cString: $0) }
+}

@@ -1,0 +1,129 @@
+import CFFmpeg
+import CTesseraShim
+import TesseraCore
+
+/// What a demuxed stream is, read without decoding it.
+public struct StreamInfo: Sendable {
+    public enum Kind: String, Sendable { case video, audio, subtitle, data, other }
+
+    public var index: Int
+    public var kind: Kind
+    public var codecName: String
+    public var timeBase: Rational
+    public var averageFrameRate: Rational
+    public var realFrameRate: Rational
+    /// In the stream's time base.
+    public var startTime: Int64?
+    public var duration: Int64?
+    public var frameCountHint: Int
+    public var width: Int
+    public var height: Int
+    public var pixelFormat: String?
+    public var sampleRate: Int
+    public var channels: Int
+    public var bitRate: Int64
+    public var intraOnly: Bool
+    /// Display rotation, counter-clockwise degrees, when the stream carries a display matrix.
+    public var rotation: Double?
+    public var parameters: CodecParameters
+    /// Attached pictures (cover art) are video streams that are not the video.
+    public var isAttachedPicture: Bool
+}
+
+/// An opened input file (libavformat demuxer).
+public final class MediaInput {
+    var context: UnsafeMutablePointer<AVFormatContext>?
+    public let path: String
+    public let streams: [StreamInfo]
+    public let formatName: String
+
+    public init(path: String) throws(FFmpegError) {
+        self.path = path
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_open_input(&ctx, path, nil, nil), "avformat_open_input")
+        guard let opened = ctx else { throw FFmpegError("no demuxer context", call: "avformat_open_input") }
+        context = opened
+        do {
+            try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info")
+        } catch {
+            avformat_close_input(&ctx)
+            context = nil
+            throw error
+        }
+        formatName = cString(opened.pointee.iformat.pointee.name) ?? "unknown"
+        var infos: [StreamInfo] = []
+        for i in 0..<Int(opened.pointee.nb_streams) {
+            infos.append(Self.describe(opened.pointee.streams[i]!))
+        }
+        streams = infos
+    }
+
+    deinit {
+        if context != nil { avformat_close_input(&context) }
+    }
+
+    /// Container duration in seconds, when known.
+    public var durationSeconds: Double? {
+        guard let ctx = context, ctx.pointee.duration != FFmpeg.noPTS, ctx.pointee.duration > 0 else { return nil }
+        return Double(ctx.pointee.duration) / Double(tessera_time_base())
+    }
+
+    /// The main video stream (not cover art), as FFmpeg would choose it.
+    public var bestVideoStream: StreamInfo? { bestStream(kind: .video) }
+    public var bestAudioStream: StreamInfo? { bestStream(kind: .audio) }
+
+    func bestStream(kind: StreamInfo.Kind) -> StreamInfo? {
+        let type = kind == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
+        let index = av_find_best_stream(context, type, -1, -1, nil, 0)
+        if index >= 0, !streams[Int(index)].isAttachedPicture { return streams[Int(index)] }
+        return streams.first { $0.kind == kind && !$0.isAttachedPicture }
+    }
+
+    /// Reads the next packet of any stream into `packet`; false at end of file.
+    public func read(into packet: Packet) throws(FFmpegError) -> Bool {
+        packet.unref()
+        let result = av_read_frame(context, packet.raw)
+        if result == tessera_averror_eof() { return false }
+        try check(result, "av_read_frame")
+        return true
+    }
+
+    /// Seeks to the start of the file so that the packets come again in the same order.
+    public func rewind() throws(FFmpegError) {
+        try check(avformat_seek_file(context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE), "avformat_seek_file")
+    }
+
+    static func describe(_ stream: UnsafeMutablePointer<AVStream>) -> StreamInfo {
+        let par = stream.pointee.codecpar!
+        let kind: StreamInfo.Kind
+        switch par.pointee.codec_type {
+        case AVMEDIA_TYPE_VIDEO: kind = .video
+        case AVMEDIA_TYPE_AUDIO: kind = .audio
+        case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+        case AVMEDIA_TYPE_DATA: kind = .data
+        default: kind = .other
+        }
+        let rotation = tessera_stream_rotation(stream)
+        let pixelFormat = kind == .video ? cString(av_get_pix_fmt_name(AVPixelFormat(par.pointee.format))) : nil
+        return StreamInfo(
+            index: Int(stream.pointee.index),
+            kind: kind,
+            codecName: cString(avcodec_get_name(par.pointee.codec_id)) ?? "unknown",
+            timeBase: stream.pointee.time_base.rational,
+            averageFrameRate: stream.pointee.avg_frame_rate.rational,
+            realFrameRate: stream.pointee.r_frame_rate.rational,
+            startTime: stream.pointee.start_time.optionalTimestamp,
+            duration: stream.pointee.duration.optionalTimestamp,
+            frameCountHint: Int(stream.pointee.nb_frames),
+            width: Int(par.pointee.width),
+            height: Int(par.pointee.height),
+            pixelFormat: pixelFormat,
+            sampleRate: Int(par.pointee.sample_rate),
+            channels: Int(tessera_codecpar_channels(par)),
+            bitRate: par.pointee.bit_rate,
+            intraOnly: tessera_codec_is_intra_only(Int32(bitPattern: par.pointee.codec_id.rawValue)) != 0,
+            rotation: rotation.isNaN ? nil : rotation,
+            parameters: CodecParameters(par.pointee),
+            isAttachedPicture: stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
+    }
+}

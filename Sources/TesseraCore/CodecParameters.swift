@@ -1,0 +1,63 @@
+/// A stream's codec parameters in plain Swift, enough for a decoder on another machine to open it.
+/// Codecs and pixel formats travel by name: FFmpeg's enum values are not a wire format.
+public struct CodecParameters: Codable, Hashable, Sendable {
+    public var codecName: String
+    public var codecTag: UInt32 = 0
+    public var extradata: [UInt8] = []
+    public var pixelFormat: String?
+    public var bitRate: Int64 = 0
+    public var bitsPerCodedSample: Int32 = 0
+    public var bitsPerRawSample: Int32 = 0
+    public var profile: Int32 = -99
+    public var level: Int32 = -99
+    public var width: Int32 = 0
+    public var height: Int32 = 0
+    public var sampleAspectRatio = Rational(0, 1)
+    public var fieldOrder: Int32 = 0
+    public var colorRange: Int32 = 0
+    public var colorPrimaries: Int32 = 2
+    public var colorTransfer: Int32 = 2
+    public var colorSpace: Int32 = 2
+    public var chromaLocation: Int32 = 0
+    public var videoDelay: Int32 = 0
+    // Audio.
+    public var sampleFormat: String?
+    public var sampleRate: Int32 = 0
+    public var channels: Int32 = 0
+    public var frameSize: Int32 = 0
+    public var initialPadding: Int32 = 0
+
+    public init(codecName: String) { self.codecName = codecName }
+}
+
+/// The output video format, frozen for the job at planning time.
+public struct VideoOutputFormat: Codable, Hashable, Sendable {
+    public var width: Int32
+    public var height: Int32
+    public var pixelFormat: String
+    /// Encoder time base: the source stream's, so every source pts survives unchanged.
+    public var timeBase: Rational
+    public var frameRate: Rational
+    public var sampleAspectRatio: Rational
+    public var colorRange: Int32
+    public var colorPrimaries: Int32
+    public var colorTransfer: Int32
+    public var colorSpace: Int32
+    public var chromaLocation: Int32
+
+    public init(width: Int32, height: Int32, pixelFormat: String, timeBase: Rational, frameRate: Rational,
+                sampleAspectRatio: Rational, colorRange: Int32, colorPrimaries: Int32, colorTransfer: Int32,
+                colorSpace: Int32, chromaLocation: Int32) {
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.timeBase = timeBase
+        self.frameRate = frameRate
+        self.sampleAspectRatio = sampleAspectRatio
+        self.colorRange = colorRange
+        self.colorPrimaries = colorPrimaries
+        self.colorTransfer = colorTransfer
+        self.colorSpace = colorSpace
+        self.chromaLocation = chromaLocation
+    }
+}

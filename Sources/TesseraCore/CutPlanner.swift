@@ -1,0 +1,189 @@
+/// Plans cut points from the demuxed packet list, without decoding.
+///
+/// Segment k is the pts range [T_k, T_k+1). It ships the packets in decode order from the last
+/// random-access point that reaches the range's first frame, through the last packet whose pts is below
+/// T_k+1 (with open GOP that runs past the next keyframe, into its leading pictures). The decoder then
+/// drops every frame outside the range, so every source frame is shown exactly once.
+public struct CutPlanner: Sendable {
+    public let packets: [PacketInfo]
+    public let timeBase: Rational
+    /// The stream's average frame rate when known; otherwise estimated from the timestamps.
+    public let frameRate: Rational?
+
+    /// Shown frames in display order: (pts, decode index).
+    let display: [(pts: Int64, index: Int)]
+    /// suffixMinIndex[j]: smallest decode index among display[j...].
+    let suffixMinIndex: [Int]
+    /// prefixMaxIndex[j]: largest decode index among display[...j].
+    let prefixMaxIndex: [Int]
+    let randomAccessIndices: [Int]
+    let firstRandomAccess: Int
+
+    public init(packets: [PacketInfo], timeBase: Rational, frameRate: Rational?) throws(PlanError) {
+        self.packets = packets
+        self.timeBase = timeBase
+        self.frameRate = frameRate
+        randomAccessIndices = packets.filter { $0.randomAccess != .none }.map(\.index)
+        guard let first = randomAccessIndices.first else {
+            throw packets.contains(where: { $0.pts != nil }) ? PlanError.noRandomAccessPoint : PlanError.noFrames
+        }
+        firstRandomAccess = first
+        guard let originPTS = packets[first].pts else { throw PlanError.noRandomAccessPoint }
+        var shown: [(pts: Int64, index: Int)] = []
+        for p in packets[first...] {
+            guard let pts = p.pts, !p.discard, pts >= originPTS else { continue }
+            shown.append((pts, p.index))
+        }
+        shown.sort { $0.pts < $1.pts }
+        for j in shown.indices.dropFirst() where shown[j].pts == shown[j - 1].pts {
+            throw PlanError.duplicateTimestamp(shown[j].pts)
+        }
+        guard !shown.isEmpty else { throw PlanError.noFrames }
+        display = shown
+        var suffix = [Int](repeating: 0, count: shown.count)
+        var running = Int.max
+        for j in stride(from: shown.count - 1, through: 0, by: -1) {
+            running = min(running, shown[j].index)
+            suffix[j] = running
+        }
+        suffixMinIndex = suffix
+        var prefix = [Int](repeating: 0, count: shown.count)
+        running = Int.min
+        for j in shown.indices {
+            running = max(running, shown[j].index)
+            prefix[j] = running
+        }
+        prefixMaxIndex = prefix
+    }
+
+    public var frameCount: Int { display.count }
+
+    /// Frames per second, from the stream's rate or else the timestamps.
+    public var framesPerSecond: Double {
+        if let rate = frameRate, rate.isValid { return rate.doubleValue }
+        let span = timeBase.seconds(endPTS - display[0].pts)
+        return span > 0 ? Double(display.count) / span : 25
+    }
+
+    var endPTS: Int64 {
+        let last = display[display.count - 1]
+        var duration = packets[last.index].duration
+        if duration <= 0 {
+            duration = display.count > 1 ? max(1, (last.pts - display[0].pts) / Int64(display.count - 1)) : 1
+        }
+        return last.pts + duration
+    }
+
+    /// The random-access point a decoder starts from to show display position `j` and everything after it,
+    /// and how many packets it decodes before reaching the first one it needs.
+    func entry(forDisplayPosition j: Int) -> (packet: Int, preRoll: Int) {
+        let needed = suffixMinIndex[j]
+        let cutPTS = display[j].pts
+        // Largest random-access point at or before `needed` in decode order that shows no later than the cut.
+        var lo = 0, hi = randomAccessIndices.count - 1, found = -1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            if randomAccessIndices[mid] <= needed { found = mid; lo = mid + 1 } else { hi = mid - 1 }
+        }
+        var k = found
+        while k > 0, let pts = packets[randomAccessIndices[k]].pts, pts > cutPTS { k -= 1 }
+        let start = randomAccessIndices[max(k, 0)]
+        return (start, needed - start)
+    }
+
+    /// Plans the cuts.
+    public func plan(_ options: PlanOptions) -> CutPlan {
+        let n = display.count
+        let fps = framesPerSecond
+        let keyint = max(1, options.keyint)
+        var target = Int((options.segmentSeconds * fps).rounded())
+        if target > keyint {
+            target = Int((Double(target) / Double(keyint)).rounded()) * keyint
+        }
+        target = max(1, target)
+        // Enough segments to keep every encoder busy, but none shorter than the minimum.
+        if options.minimumSegments > 1, n / target < options.minimumSegments {
+            let floor = max(1, Int((options.minimumSegmentSeconds * fps).rounded()))
+            target = max(floor, n / options.minimumSegments)
+        }
+        var cuts = chooseCuts(target: target)
+        // Bound the pre-roll decode work: fewer, longer segments until it fits.
+        var length = target
+        while preRoll(of: cuts) > Int(options.maxPreRollRatio * Double(n)), cuts.count > 1 {
+            length = Int((Double(length) * 1.25).rounded(.up))
+            cuts = chooseCuts(target: length)
+        }
+        return makePlan(cuts: cuts, target: length)
+    }
+
+    /// Display positions where segments start; the first is 0.
+    func chooseCuts(target: Int) -> [Int] {
+        let n = display.count
+        var cuts = [0]
+        var cursor = 0
+        while true {
+            let ideal = cursor + target
+            // A tail shorter than a quarter of a segment joins the last one.
+            if ideal >= n || n - ideal < max(1, target / 4) { break }
+            let low = max(cursor + 1, ideal - target / 2)
+            let high = min(n - 1, ideal + target / 2)
+            var best = ideal
+            var bestDistance = Int.max
+            if low <= high {
+                for j in low...high where entry(forDisplayPosition: j).preRoll == 0 {
+                    let distance = abs(j - ideal)
+                    if distance < bestDistance { bestDistance = distance; best = j }
+                }
+            }
+            cuts.append(best)
+            cursor = best
+        }
+        return cuts
+    }
+
+    func preRoll(of cuts: [Int]) -> Int {
+        cuts.reduce(0) { $0 + entry(forDisplayPosition: $1).preRoll }
+    }
+
+    func makePlan(cuts: [Int], target: Int) -> CutPlan {
+        let n = display.count
+        let end = endPTS
+        var segments: [PlannedSegment] = []
+        for (k, start) in cuts.enumerated() {
+            let stop = k + 1 < cuts.count ? cuts[k + 1] : n
+            let entry = entry(forDisplayPosition: start)
+            segments.append(PlannedSegment(
+                index: k,
+                startPTS: display[start].pts,
+                endPTS: stop < n ? display[stop].pts : end,
+                firstPacket: entry.packet,
+                lastPacket: prefixMaxIndex[stop - 1],
+                frameCount: stop - start,
+                preRollPackets: entry.preRoll,
+                entry: packets[entry.packet].randomAccess))
+        }
+        let kinds = Set(randomAccessIndices.map { packets[$0].randomAccess })
+        let structure: GOPStructure
+        if kinds.contains(.intra) {
+            structure = .intraOnly
+        } else if kinds.contains(.openGOP) {
+            structure = .openGOP
+        } else if kinds.contains(.keyframe) {
+            structure = .keyframes
+        } else {
+            structure = .closedGOP
+        }
+        return CutPlan(
+            timeBase: timeBase,
+            segments: segments,
+            frameCount: n,
+            firstPTS: display[0].pts,
+            endPTS: end,
+            structure: structure,
+            randomAccessPoints: randomAccessIndices.count,
+            keyFlagsNotRandomAccess: packets.filter { $0.keyFlag && $0.randomAccess == .none }.count,
+            undecodableLeadingPackets: firstRandomAccess,
+            totalPreRollPackets: segments.reduce(0) { $0 + $1.preRollPackets },
+            targetSegmentFrames: target)
+    }
+}

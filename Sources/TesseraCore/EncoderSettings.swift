@@ -1,0 +1,102 @@
+/// The frozen encoder settings of a job: every segment is encoded from this one value, so every
+/// segment's SPS/PPS come out byte-identical ("identical rate control").
+public struct EncoderSettings: Codable, Hashable, Sendable {
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    public static let profiles = ["baseline", "main", "high"]
+
+    /// x264 speed preset.
+    public var preset: String
+    /// Constant quality; used when `bitrate` is nil.
+    public var crf: Double?
+    /// Target average bitrate in bits per second.
+    public var bitrate: Int?
+    /// VBV maximum rate and buffer size in bits (capped CRF, or constrained ABR).
+    public var maxrate: Int?
+    public var bufsize: Int?
+    public var profile: String
+    /// H.264 level as x264 writes it ("4.1"); nil until the planner pins it for the job.
+    public var level: String?
+    /// Maximum GOP length in frames.
+    public var keyint: Int
+    public var bframes: Int
+    /// libx264 threads per encoder.
+    public var threads: Int
+
+    public init(preset: String = "medium", crf: Double? = 23, bitrate: Int? = nil, maxrate: Int? = nil,
+                bufsize: Int? = nil, profile: String = "high", level: String? = nil, keyint: Int = 250,
+                bframes: Int = 3, threads: Int = 1) {
+        self.preset = preset
+        self.crf = crf
+        self.bitrate = bitrate
+        self.maxrate = maxrate
+        self.bufsize = bufsize
+        self.profile = profile
+        self.level = level
+        self.keyint = keyint
+        self.bframes = bframes
+        self.threads = threads
+    }
+
+    /// Checks the values a user can get wrong; the message names the option.
+    public func validate() throws(SettingsError) {
+        guard Self.presets.contains(preset) else {
+            throw SettingsError("unknown --preset '\(preset)' (use one of \(Self.presets.joined(separator: ", ")))")
+        }
+        guard Self.profiles.contains(profile) else {
+            throw SettingsError("unknown --profile '\(profile)' (use one of \(Self.profiles.joined(separator: ", ")))")
+        }
+        if let crf, !(0...51).contains(crf) { throw SettingsError("--crf must be between 0 and 51, not \(crf)") }
+        if let bitrate, bitrate <= 0 { throw SettingsError("--bitrate must be positive") }
+        if let maxrate, maxrate <= 0 { throw SettingsError("--maxrate must be positive") }
+        if let bufsize, bufsize <= 0 { throw SettingsError("--bufsize must be positive") }
+        if (maxrate == nil) != (bufsize == nil) { throw SettingsError("--maxrate and --bufsize go together") }
+        if bitrate == nil && crf == nil { throw SettingsError("give --crf or --bitrate") }
+        guard keyint >= 1 else { throw SettingsError("--keyint must be at least 1") }
+        guard (0...16).contains(bframes) else { throw SettingsError("--bframes must be between 0 and 16") }
+        guard threads >= 1 else { throw SettingsError("--threads must be at least 1") }
+        if let level, H264Level.named(level) == nil {
+            throw SettingsError("unknown --level '\(level)' (use one of \(H264Level.table.map(\.name).joined(separator: ", ")))")
+        }
+    }
+
+    /// B-frames the profile allows.
+    public var effectiveBFrames: Int { profile == "baseline" ? 0 : bframes }
+
+    /// A stable digest of the settings (FNV-1a over the canonical JSON), to tell jobs' settings apart.
+    public var digest: String {
+        var hasher = FNV1a64()
+        hasher.update(Array(CanonicalJSON.encode(self).utf8))
+        return String(hasher.value, radix: 16)
+    }
+}
+
+public struct SettingsError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Audio handling of a job.
+public struct AudioSettings: Codable, Hashable, Sendable {
+    public enum Mode: String, Codable, Sendable, CaseIterable {
+        /// Copy compatible AAC, otherwise encode to AAC.
+        case auto
+        case copy
+        case aac
+        case none
+    }
+
+    public var mode: Mode
+    /// Bits per second for AAC; nil: 64 kb/s per channel.
+    public var bitrate: Int?
+    /// Output sample rate; nil: the source's.
+    public var sampleRate: Int?
+    /// Output channels; nil: the source's (at most 2... 8).
+    public var channels: Int?
+
+    public init(mode: Mode = .auto, bitrate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+        self.mode = mode
+        self.bitrate = bitrate
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+}

@@ -1,0 +1,20 @@
+/// A compressed packet with its exact timestamps, as it travels inside a payload.
+public struct MediaPacket: Hashable, Sendable {
+    public static let keyFlag: UInt32 = 1
+
+    public var pts: Int64?
+    public var dts: Int64?
+    public var duration: Int64
+    public var flags: UInt32
+    public var data: [UInt8]
+
+    public init(pts: Int64?, dts: Int64?, duration: Int64, flags: UInt32, data: [UInt8]) {
+        self.pts = pts
+        self.dts = dts
+        self.duration = duration
+        self.flags = flags
+        self.data = data
+    }
+
+    public var isKey: Bool { flags & Self.keyFlag != 0 }
+}

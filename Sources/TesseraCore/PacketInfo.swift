@@ -1,0 +1,41 @@
+/// What a random-access point is, decided from the bitstream (never from the demuxer's key flag alone).
+public enum RandomAccess: String, Codable, Sendable {
+    /// Not a random-access point.
+    case none
+    /// H.264 IDR or HEVC IDR: closed, nothing after it refers to anything before it.
+    case idr
+    /// Open-GOP entry: H.264 I-frame with a recovery-point SEI, HEVC CRA or BLA. Leading pictures that
+    /// follow it in decode order but show before it need the previous GOP.
+    case openGOP = "open-gop"
+    /// An intra-only codec's frame (ProRes, MJPEG, ...): every frame stands alone.
+    case intra
+    /// A key-flagged packet of a codec whose bitstream Tessera does not inspect.
+    case keyframe
+}
+
+/// One video packet as demuxed, without its bytes: what the planner needs.
+public struct PacketInfo: Codable, Hashable, Sendable {
+    /// Position in decode (demux) order within the video stream.
+    public var index: Int
+    public var pts: Int64?
+    public var dts: Int64?
+    public var duration: Int64
+    /// The demuxer's key flag (`AV_PKT_FLAG_KEY`), which is not the same as random access.
+    public var keyFlag: Bool
+    /// The demuxer marked it to be discarded (MP4 edit lists).
+    public var discard: Bool
+    public var size: Int
+    public var randomAccess: RandomAccess
+
+    public init(index: Int, pts: Int64?, dts: Int64?, duration: Int64, keyFlag: Bool, discard: Bool,
+                size: Int, randomAccess: RandomAccess) {
+        self.index = index
+        self.pts = pts
+        self.dts = dts
+        self.duration = duration
+        self.keyFlag = keyFlag
+        self.discard = discard
+        self.size = size
+        self.randomAccess = randomAccess
+    }
+}

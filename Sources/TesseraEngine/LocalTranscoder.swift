@@ -1,0 +1,138 @@
+import FFmpegKit
+import Foundation
+import Logging
+import TesseraCore
+
+/// A finished transcode.
+public struct TranscodeReport: Sendable {
+    public var plan: JobPlan
+    public var verification: Verifier.Report
+    public var stitch: Stitcher.Report
+    public var audioCopied: Bool?
+    public var wallSeconds: Double
+    public var encodeSeconds: Double
+    public var decodedFrames: Int
+}
+
+/// Runs the whole engine in this process with N parallel encoder threads: probe, plan, encode the
+/// segments, encode the audio once, stitch, verify, and only then put the output in place.
+public struct LocalTranscoder: Sendable {
+    public var logger: Logger
+    public var progress: @Sendable (TranscodeProgress) -> Void
+
+    public init(logger: Logger = Logger(label: "tessera.engine"), progress: @escaping @Sendable (TranscodeProgress) -> Void = { _ in }) {
+        self.logger = logger
+        self.progress = progress
+    }
+
+    public func transcode(input: String, output: String, options: JobOptions) throws(TesseraError) -> TranscodeReport {
+        let started = Date()
+        try OutputPath.check(output, input: input)
+        progress(TranscodeProgress(phase: .probing, segmentsDone: 0, segmentsTotal: 0, framesDone: 0, framesTotal: 0))
+        let probe = try MediaProbe.probe(input)
+        let plan = try JobPlanner.plan(probe, options: options)
+        logger.info("planned", metadata: [
+            "job.segments": "\(plan.cuts.segments.count)", "job.frames": "\(plan.cuts.frameCount)",
+            "job.structure": "\(plan.cuts.structure.rawValue)", "job.preroll": "\(plan.cuts.totalPreRollPackets)",
+        ])
+
+        let spool = try Spool(near: output)
+        defer { spool.remove() }
+
+        // Audio: once for the whole file, beside the video encoders.
+        let audioResult = Locked<Result<AudioTrack?, TesseraError>?>(nil)
+        let audioDone = startThread(name: "tessera-audio") {
+            let result = Result<AudioTrack?, TesseraError> { () throws(TesseraError) in try AudioTranscoder.run(plan) }
+            audioResult.withValue { $0 = result }
+        }
+
+        let stats = try encodeSegments(plan, workers: max(1, options.workers), spool: spool)
+        audioDone.wait()
+        let audio: AudioTrack?
+        switch audioResult.current {
+        case .success(let track): audio = track
+        case .failure(let error): throw error
+        case nil: throw TesseraError(.audio, input, "audio thread ended without a result")
+        }
+
+        progress(TranscodeProgress(phase: .stitching, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
+                                   framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+        let temporary = OutputPath.temporary(for: output)
+        do {
+            let stitch = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in try spool.load(k) },
+                                             audio: audio, to: temporary)
+            progress(TranscodeProgress(phase: .verifying, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
+                                       framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+            let verification = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+            try OutputPath.commit(temporary, to: output)
+            progress(TranscodeProgress(phase: .done, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
+                                       framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+            return TranscodeReport(plan: plan, verification: verification, stitch: stitch, audioCopied: audio?.copied,
+                                   wallSeconds: Date().timeIntervalSince(started), encodeSeconds: stats.encodeSeconds,
+                                   decodedFrames: stats.decodedFrames)
+        } catch {
+            if ProcessInfo.processInfo.environment["TESSERA_KEEP_FAILED_OUTPUT"] == nil {
+                try? FileManager.default.removeItem(atPath: temporary)
+            }
+            throw error
+        }
+    }
+
+    struct EncodeStats: Sendable {
+        var encodeSeconds = 0.0
+        var decodedFrames = 0
+        var segmentsDone = 0
+        var framesDone = 0
+        var error: TesseraError?
+    }
+
+    /// Reads segments on this thread and encodes them on `workers` threads; results go to the spool.
+    func encodeSegments(_ plan: JobPlan, workers: Int, spool: Spool) throws(TesseraError) -> EncodeStats {
+        let queue = WorkQueue<SegmentTask>(capacity: workers)
+        let state = Locked(EncodeStats())
+        let total = plan.cuts.segments.count
+        let frames = plan.cuts.frameCount
+        let progress = self.progress
+        let logger = self.logger
+        progress(TranscodeProgress(phase: .encoding, segmentsDone: 0, segmentsTotal: total, framesDone: 0, framesTotal: frames))
+        let failed: @Sendable () -> Bool = { state.current.error != nil }
+        var groups: [DispatchGroup] = []
+        for n in 0..<min(workers, total) {
+            groups.append(startThread(name: "tessera-encoder-\(n)") {
+                while let task = queue.pop() {
+                    do throws(TesseraError) {
+                        let result = try SegmentEncoder.encode(task, cancelled: failed)
+                        try spool.store(result)
+                        let snapshot = state.withValue { s -> TranscodeProgress in
+                            s.encodeSeconds += result.header.encodeSeconds
+                            s.decodedFrames += result.header.decodedFrames
+                            s.segmentsDone += 1
+                            s.framesDone += result.header.frameCount
+                            return TranscodeProgress(phase: .encoding, segmentsDone: s.segmentsDone, segmentsTotal: total,
+                                                     framesDone: s.framesDone, framesTotal: frames)
+                        }
+                        logger.debug("segment encoded", metadata: ["segment.index": "\(task.header.segment.index)"])
+                        progress(snapshot)
+                    } catch {
+                        state.withValue { if $0.error == nil { $0.error = error } }
+                        queue.close(discarding: true)
+                    }
+                }
+            })
+        }
+        var readError: TesseraError?
+        do {
+            let source = try SegmentSource(plan: plan)
+            try source.forEachTask { task throws(TesseraError) in
+                guard queue.push(task) else { throw state.current.error ?? TesseraError(.segment, "job", "canceled") }
+            }
+        } catch {
+            readError = error
+        }
+        queue.close(discarding: readError != nil)
+        groups.forEach { $0.wait() }
+        let result = state.current
+        if let error = result.error ?? readError { throw error }
+        return result
+    }
+}

@@ -1,0 +1,66 @@
+import FFmpegKit
+import Foundation
+import TesseraCore
+
+/// What Tessera learns about an input without decoding it: its streams and every video packet's
+/// timestamps, flags and random-access class.
+public struct ProbeResult: Sendable {
+    public var path: String
+    public var formatName: String
+    public var durationSeconds: Double?
+    public var video: StreamInfo
+    public var audio: StreamInfo?
+    public var streams: [StreamInfo]
+    public var packets: [PacketInfo]
+    public var corruptPackets: Int
+}
+
+public enum MediaProbe {
+    /// Opens `path`, picks the video (and audio) stream and lists every video packet.
+    public static func probe(_ path: String) throws(TesseraError) -> ProbeResult {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .input(path, "no such file")
+        }
+        guard !isDirectory.boolValue else { throw .input(path, "is a directory, not a media file") }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue,
+              size > 0 else {
+            throw .input(path, "file is empty")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw .input(path, "file is not readable") }
+        let input: MediaInput
+        do {
+            input = try MediaInput(path: path)
+        } catch {
+            throw .input(path, "not a media file libavformat can read (\(error.message))")
+        }
+        guard let video = input.bestVideoStream else {
+            let kinds = input.streams.map(\.kind.rawValue)
+            throw .input(path, kinds.isEmpty ? "has no streams" : "has no video stream (streams: \(kinds.joined(separator: ", ")))")
+        }
+        guard video.width > 0, video.height > 0 else {
+            throw .input(path, "video stream \(video.index) (\(video.codecName)) has no frame size")
+        }
+        let classifier = RandomAccessClassifier(codecName: video.codecName, intraOnly: video.intraOnly,
+                                                extradata: video.parameters.extradata)
+        var packets: [PacketInfo] = []
+        var corrupt = 0
+        let packet = Packet()
+        do {
+            while try input.read(into: packet) {
+                guard packet.streamIndex == video.index else { continue }
+                if packet.isCorrupt { corrupt += 1 }
+                let access = packet.withData { classifier.classify($0, keyFlag: packet.isKey) }
+                packets.append(PacketInfo(index: packets.count, pts: packet.pts, dts: packet.dts,
+                                          duration: packet.duration, keyFlag: packet.isKey,
+                                          discard: packet.isDiscard, size: packet.size, randomAccess: access))
+            }
+        } catch {
+            throw .input(path, "read error after \(packets.count) video packets (\(error.message))")
+        }
+        guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }
+        return ProbeResult(path: path, formatName: input.formatName, durationSeconds: input.durationSeconds,
+                           video: video, audio: input.bestAudioStream, streams: input.streams,
+                           packets: packets, corruptPackets: corrupt)
+    }
+}

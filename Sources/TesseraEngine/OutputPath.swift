@@ -1,0 +1,39 @@
+import Foundation
+
+/// The output is written to a temporary file beside it and renamed into place only once verified,
+/// so a failed job leaves nothing at the output path.
+enum OutputPath {
+    static func check(_ output: String, input: String) throws(TesseraError) {
+        let url = URL(fileURLWithPath: output)
+        let ext = url.pathExtension.lowercased()
+        guard ["mp4", "m4v"].contains(ext) else {
+            throw .output(output, "Tessera writes MP4: name the output .mp4 or .m4v")
+        }
+        if URL(fileURLWithPath: input).standardizedFileURL.path == url.standardizedFileURL.path {
+            throw .output(output, "is the input file")
+        }
+        var isDirectory: ObjCBool = false
+        let parent = url.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .output(output, "directory \(parent) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: parent) else { throw .output(output, "directory \(parent) is not writable") }
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .output(output, "is a directory")
+        }
+    }
+
+    static func temporary(for output: String) -> String {
+        let url = URL(fileURLWithPath: output)
+        let name = ".\(url.deletingPathExtension().lastPathComponent).tessera-tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).mp4"
+        return url.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    static func commit(_ temporary: String, to output: String) throws(TesseraError) {
+        guard rename(temporary, output) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw .output(output, "cannot move the finished file into place (\(reason))")
+        }
+    }
+}

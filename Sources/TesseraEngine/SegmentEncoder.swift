@@ -1,0 +1,114 @@
+import FFmpegKit
+import Foundation
+import TesseraCore
+
+/// The worker's core: decodes one segment payload, keeps exactly the frames in its pts range, and
+/// encodes them with libx264 from the job's frozen settings. Runs on the calling thread; blocking.
+public enum SegmentEncoder {
+    /// libx264 configuration from the frozen settings. Identical for every segment of a job.
+    public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings) -> VideoEncoderConfig {
+        var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
+                                        maxBFrames: Int32(settings.effectiveBFrames))
+        config.threads = Int32(settings.threads)
+        if let level = settings.level, let idc = H264Level.named(level)?.idc { config.level = Int32(idc) }
+        var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile)]
+        if let bitrate = settings.bitrate {
+            config.bitRate = Int64(bitrate)
+        } else if let crf = settings.crf {
+            options.append(("crf", String(crf)))
+        }
+        if let maxrate = settings.maxrate, let bufsize = settings.bufsize {
+            config.maxRate = Int64(maxrate)
+            config.bufferSize = Int32(clamping: bufsize)
+        }
+        // Closed GOP and a pinned pic_init_qp, so that every segment's PPS is the same.
+        options.append(("x264-params", "open-gop=0:stitchable=1"))
+        config.options = options
+        return config
+    }
+
+    public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false }) throws(TesseraError) -> EncodedSegment {
+        let header = task.header
+        let segment = header.segment
+        let started = Date()
+        let where_ = "segment \(segment.index)"
+        do {
+            let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
+            let encoder = try Encoder(video: encoderConfig(header.output, header.settings))
+            let scaler = try Scaler(width: header.output.width, height: header.output.height,
+                                    pixelFormat: header.output.pixelFormat)
+            let frame = Frame()
+            let encoded = Packet()
+            var kept = 0, decoded = 0
+            var lastPTS = Int64.min
+            var out: [MediaPacket] = []
+            out.reserveCapacity(segment.frameCount)
+
+            func drainEncoder() throws {
+                while try encoder.receive(encoded) == .ready {
+                    out.append(encoded.mediaPacket)
+                    encoded.unref()
+                }
+            }
+            func drainDecoder() throws {
+                do {
+                    while try decoder.receive(frame) == .ready {
+                        decoded += 1
+                        defer { frame.unref() }
+                        guard let pts = frame.pts, pts >= segment.startPTS, pts < segment.endPTS else { continue }
+                        guard pts > lastPTS else {
+                            throw TesseraError(.segment, where_, "decoder returned pts \(pts) after \(lastPTS)")
+                        }
+                        lastPTS = pts
+                        let picture = scaler.passesThrough(frame) ? frame : try scaler.scale(frame)
+                        picture.clearPictureType()
+                        picture.pts = pts
+                        kept += 1
+                        while try encoder.send(picture) == .needsInput { try drainEncoder() }
+                        try drainEncoder()
+                    }
+                } catch let error as TesseraError {
+                    throw error
+                } catch {
+                    throw TesseraError(.segment, where_, "\(error)")
+                }
+            }
+
+            for media in task.packets {
+                if cancelled() { throw TesseraError(.segment, where_, "canceled") }
+                let packet = try Packet(media)
+                while try decoder.send(packet) == .needsInput { try drainDecoder() }
+                try drainDecoder()
+            }
+            _ = try decoder.send(nil)
+            try drainDecoder()
+            // Flush: the delayed frames come out only now.
+            _ = try encoder.send(nil)
+            try drainEncoder()
+
+            guard kept == segment.frameCount else {
+                throw TesseraError(.segment, where_, "decoded \(kept) frames in its range, the plan has \(segment.frameCount) (source damaged?)")
+            }
+            guard out.count == kept else {
+                throw TesseraError(.segment, where_, "encoder returned \(out.count) packets for \(kept) frames")
+            }
+            assignDurations(&out, endPTS: segment.endPTS)
+            return EncodedSegment(jobID: header.jobID, index: segment.index, timeBase: header.timeBase,
+                                  extradata: encoder.extradata, frameCount: kept, decodedFrames: decoded,
+                                  encodeSeconds: Date().timeIntervalSince(started), packets: out)
+        } catch let error as TesseraError {
+            throw error
+        } catch {
+            throw TesseraError(.segment, where_, "\(error)")
+        }
+    }
+
+    /// Each packet lasts until the next one in display order; the last one until the segment's end.
+    static func assignDurations(_ packets: inout [MediaPacket], endPTS: Int64) {
+        let order = packets.indices.sorted { (packets[$0].pts ?? 0) < (packets[$1].pts ?? 0) }
+        for (n, i) in order.enumerated() {
+            let next = n + 1 < order.count ? packets[order[n + 1]].pts ?? endPTS : endPTS
+            packets[i].duration = max(1, next - (packets[i].pts ?? next))
+        }
+    }
+}

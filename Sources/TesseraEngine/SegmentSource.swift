@@ -1,0 +1,63 @@
+import FFmpegKit
+import TesseraCore
+
+/// Reads the input once, in demux order, and hands out each planned segment as a self-contained task as
+/// soon as its last packet has been read. Segments whose pre-roll overlaps share packets.
+public final class SegmentSource {
+    let plan: JobPlan
+    let input: MediaInput
+
+    public init(plan: JobPlan) throws(TesseraError) {
+        self.plan = plan
+        do {
+            input = try MediaInput(path: plan.inputPath)
+        } catch {
+            throw .input(plan.inputPath, "cannot reopen (\(error.message))")
+        }
+    }
+
+    /// Calls `body` with each segment's task, in order of their last packet. `body` may block (back-pressure).
+    public func forEachTask(_ body: (SegmentTask) throws(TesseraError) -> Void) throws(TesseraError) {
+        let segments = plan.cuts.segments
+        let videoIndex = plan.probe.video.index
+        let expected = plan.probe.packets
+        var nextToOpen = 0
+        var active: [Int: [MediaPacket]] = [:]
+        var emitted = 0
+        var packetIndex = 0
+        let packet = Packet()
+        do {
+            while emitted < segments.count, try input.read(into: packet) {
+                guard packet.streamIndex == videoIndex else { continue }
+                defer { packetIndex += 1 }
+                let i = packetIndex
+                guard i < expected.count, expected[i].pts == packet.pts, expected[i].dts == packet.dts else {
+                    throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
+                }
+                while nextToOpen < segments.count, segments[nextToOpen].firstPacket <= i {
+                    active[nextToOpen] = []
+                    nextToOpen += 1
+                }
+                guard !active.isEmpty else { continue }
+                let media = packet.mediaPacket
+                for k in active.keys.sorted() {
+                    active[k]!.append(media)
+                    if segments[k].lastPacket == i {
+                        let task = SegmentTask(jobID: plan.jobID, segment: segments[k], timeBase: plan.probe.video.timeBase,
+                                               codec: plan.probe.video.parameters, output: plan.output,
+                                               settings: plan.settings, packets: active.removeValue(forKey: k)!)
+                        try body(task)
+                        emitted += 1
+                    }
+                }
+            }
+        } catch let error as TesseraError {
+            throw error
+        } catch {
+            throw .input(plan.inputPath, "read error at video packet \(packetIndex) (\(error))")
+        }
+        guard emitted == segments.count else {
+            throw .input(plan.inputPath, "ended after \(packetIndex) video packets, \(expected.count) were probed (file changed?)")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import FFmpegKit
+import Foundation
+import TesseraCore
+
+/// Joins the encoded segments, in order, with the audio into one faststart MP4 at a temporary path.
+public enum Stitcher {
+    public struct Report: Sendable {
+        public var videoPackets: Int
+        public var audioPackets: Int
+        public var dtsAdjusted: Int
+        /// Seconds subtracted from every stream: the common origin.
+        public var originSeconds: Double
+    }
+
+    /// - Parameter loadSegment: returns segment `k` (from the spool); called once per segment, in order.
+    public static func stitch(plan: JobPlan, loadSegment: (Int) throws(TesseraError) -> EncodedSegment,
+                              audio: AudioTrack?, to path: String) throws(TesseraError) -> Report {
+        let count = plan.cuts.segments.count
+        let first = try loadSegment(0)
+        let reference = first.header.extradata
+        guard !reference.isEmpty else { throw TesseraError(.stitch, "segment 0", "encoder returned no SPS/PPS") }
+
+        let videoTB = plan.output.timeBase
+        let videoStart = videoTB.seconds(plan.cuts.firstPTS)
+        let origin = min(videoStart, audio?.startSeconds ?? videoStart)
+        let videoOrigin = Int64((origin / videoTB.doubleValue).rounded(.down))
+        var audioOrigin: Int64 = 0
+        if let audio { audioOrigin = Int64((origin / audio.timeBase.doubleValue).rounded()) }
+
+        var params = CodecParameters(codecName: "h264")
+        params.extradata = reference
+        params.pixelFormat = plan.output.pixelFormat
+        params.width = plan.output.width
+        params.height = plan.output.height
+        params.sampleAspectRatio = plan.output.sampleAspectRatio
+        params.colorRange = plan.output.colorRange
+        params.colorPrimaries = plan.output.colorPrimaries
+        params.colorTransfer = plan.output.colorTransfer
+        params.colorSpace = plan.output.colorSpace
+        params.chromaLocation = plan.output.chromaLocation
+        params.videoDelay = plan.settings.effectiveBFrames > 0 ? 1 : 0
+
+        var report = Report(videoPackets: 0, audioPackets: 0, dtsAdjusted: 0, originSeconds: origin)
+        do {
+            let output = try MediaOutput(path: path)
+            let videoStream = try output.addStream(parameters: params, timeBase: videoTB, frameRate: plan.output.frameRate)
+            var audioStream = -1
+            if let audio { audioStream = try output.addStream(parameters: audio.parameters, timeBase: audio.timeBase, frameRate: nil) }
+            try output.writeHeader(options: [("movflags", "+faststart")])
+
+            let packet = Packet()
+            var audioNext = 0
+            func writeAudio(upTo seconds: Double) throws(FFmpegError) {
+                guard let audio else { return }
+                while audioNext < audio.packets.count {
+                    var media = audio.packets[audioNext]
+                    let dts = (media.dts ?? media.pts ?? 0) - audioOrigin
+                    guard audio.timeBase.seconds(dts) <= seconds else { return }
+                    media.pts = media.pts.map { $0 - audioOrigin }
+                    media.dts = dts
+                    let p = try Packet(media)
+                    try output.write(p, stream: audioStream, timeBase: audio.timeBase)
+                    audioNext += 1
+                    report.audioPackets += 1
+                }
+            }
+
+            var lastDTS = Int64.min
+            for k in 0..<count {
+                let segment = k == 0 ? first : try loadSegment(k)
+                guard segment.header.index == k else {
+                    throw TesseraError(.stitch, "segment \(k)", "spool holds segment \(segment.header.index) in its place")
+                }
+                guard segment.header.extradata == reference else {
+                    throw TesseraError(.stitch, "segment \(k)",
+                                       "SPS/PPS differ from segment 0 (\(segment.header.extradata.count) vs \(reference.count) bytes): encoded with other settings or another libx264 build")
+                }
+                guard segment.header.frameCount == plan.cuts.segments[k].frameCount else {
+                    throw TesseraError(.stitch, "segment \(k)", "has \(segment.header.frameCount) frames, the plan has \(plan.cuts.segments[k].frameCount)")
+                }
+                for var media in segment.packets {
+                    guard let pts = media.pts else { throw TesseraError(.stitch, "segment \(k)", "packet without pts") }
+                    media.pts = pts - videoOrigin
+                    var dts = (media.dts ?? pts) - videoOrigin
+                    // x264 derives each segment's first dts from its own B-frame delay; keep dts rising across joins.
+                    if dts <= lastDTS {
+                        dts = lastDTS + 1
+                        report.dtsAdjusted += 1
+                    }
+                    guard dts <= media.pts! else {
+                        throw TesseraError(.stitch, "segment \(k)", "cannot order decode timestamps at the join (dts \(dts) > pts \(media.pts!))")
+                    }
+                    media.dts = dts
+                    lastDTS = dts
+                    try writeAudio(upTo: videoTB.seconds(dts))
+                    packet.unref()
+                    let p = try Packet(media)
+                    try output.write(p, stream: videoStream, timeBase: videoTB)
+                    report.videoPackets += 1
+                }
+            }
+            try writeAudio(upTo: .infinity)
+            try output.finish()
+        } catch let error as TesseraError {
+            throw error
+        } catch {
+            throw TesseraError(.stitch, path, "muxing failed (\(error))")
+        }
+        return report
+    }
+}

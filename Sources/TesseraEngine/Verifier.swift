@@ -1,0 +1,114 @@
+import FFmpegKit
+import Foundation
+import TesseraCore
+
+/// Reopens a finished output and checks it before the job may report success.
+public enum Verifier {
+    public struct Expectation: Sendable {
+        public var frameCount: Int
+        public var videoDurationSeconds: Double
+        /// Seconds per video frame, the tolerance of the video duration.
+        public var frameSeconds: Double
+        public var audio: AudioExpectation?
+    }
+
+    public struct AudioExpectation: Sendable {
+        public var sourceDurationSeconds: Double
+        /// Audio start minus video start in the source (0 when they start together).
+        public var offsetSeconds: Double
+        public var frameSeconds: Double
+    }
+
+    public struct Report: Sendable, Codable {
+        public var frames: Int
+        public var videoDurationSeconds: Double
+        public var audioDurationSeconds: Double?
+        public var audioOffsetSeconds: Double?
+        public var topLevelBoxes: [String]
+    }
+
+    public static func expectation(for plan: JobPlan, audio: AudioTrack?) -> Expectation {
+        let tb = plan.cuts.timeBase
+        let frameSeconds = plan.cuts.durationSeconds / Double(max(1, plan.cuts.frameCount))
+        return Expectation(
+            frameCount: plan.cuts.frameCount,
+            videoDurationSeconds: plan.cuts.durationSeconds,
+            frameSeconds: frameSeconds,
+            audio: audio.map {
+                AudioExpectation(sourceDurationSeconds: $0.sourceDurationSeconds,
+                                 offsetSeconds: $0.startSeconds - tb.seconds(plan.cuts.firstPTS),
+                                 frameSeconds: $0.frameSeconds)
+            })
+    }
+
+    public static func verify(_ path: String, _ expected: Expectation) throws(TesseraError) -> Report {
+        func fail(_ problem: String) -> TesseraError { TesseraError(.verification, path, problem) }
+        let boxes = topLevelBoxes(path)
+        guard MP4Layout.isFaststart(boxes) else { throw fail("moov is not before mdat (boxes: \(boxes.joined(separator: " ")))") }
+        let input: MediaInput
+        do { input = try MediaInput(path: path) } catch { throw fail("cannot reopen the output (\(error.message))") }
+        guard let video = input.bestVideoStream, video.codecName == "h264" else { throw fail("no H.264 video stream") }
+        let audio = input.bestAudioStream
+        if expected.audio != nil, audio?.codecName != "aac" { throw fail("no AAC audio stream") }
+        if expected.audio == nil, audio != nil { throw fail("has an audio stream the plan did not make") }
+
+        var frames = 0
+        var minPTS = Int64.max, maxEnd = Int64.min
+        var audioMin = Int64.max, audioEnd = Int64.min
+        let packet = Packet()
+        do {
+            while try input.read(into: packet) {
+                if packet.streamIndex == video.index {
+                    frames += 1
+                    if let pts = packet.pts {
+                        minPTS = min(minPTS, pts)
+                        maxEnd = max(maxEnd, pts + packet.duration)
+                    }
+                } else if let audio, packet.streamIndex == audio.index, let pts = packet.pts {
+                    audioMin = min(audioMin, pts)
+                    audioEnd = max(audioEnd, pts + packet.duration)
+                }
+            }
+        } catch {
+            throw fail("read error (\(error.message))")
+        }
+        guard frames == expected.frameCount else { throw fail("has \(frames) video frames, the plan has \(expected.frameCount)") }
+        // The stream duration is the edit list's, what players show; packets may not carry durations.
+        let videoDuration = video.duration.map { video.timeBase.seconds($0) } ?? video.timeBase.seconds(maxEnd - minPTS)
+        guard abs(videoDuration - expected.videoDurationSeconds) <= max(0.002, expected.frameSeconds * 0.5) else {
+            throw fail("video lasts \(videoDuration.rounded3) s, the source \(expected.videoDurationSeconds.rounded3) s")
+        }
+        var report = Report(frames: frames, videoDurationSeconds: videoDuration, topLevelBoxes: boxes)
+        if let wanted = expected.audio, let audio {
+            let tb = audio.timeBase
+            // The stream's start accounts for the AAC priming that the edit list hides.
+            let start = audio.startTime.map { tb.seconds($0) } ?? tb.seconds(audioMin)
+            let videoStart = video.startTime.map { video.timeBase.seconds($0) } ?? video.timeBase.seconds(minPTS)
+            let offset = start - videoStart
+            guard abs(offset - wanted.offsetSeconds) <= wanted.frameSeconds + 0.001 else {
+                throw fail("audio starts \(offset.rounded3) s from video, the source \(wanted.offsetSeconds.rounded3) s")
+            }
+            let duration = audio.duration.map { tb.seconds($0) } ?? tb.seconds(audioEnd - audioMin)
+            guard abs(duration - wanted.sourceDurationSeconds) <= 0.05 else {
+                throw fail("audio lasts \(duration.rounded3) s, the source \(wanted.sourceDurationSeconds.rounded3) s")
+            }
+            report.audioDurationSeconds = duration
+            report.audioOffsetSeconds = offset
+        }
+        return report
+    }
+
+    static func topLevelBoxes(_ path: String) -> [String] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()).map { Int64($0) } ?? 0
+        return MP4Layout.topLevelBoxes(fileSize: size) { offset, count in
+            guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
+            return (try? handle.read(upToCount: count)).map { [UInt8]($0) } ?? []
+        }
+    }
+}
+
+extension Double {
+    var rounded3: Double { (self * 1000).rounded() / 1000 }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import TesseraCore
+
+/// A bounded blocking queue between the segment reader and the encoder threads (back-pressure keeps
+/// at most `capacity` payloads in memory).
+final class WorkQueue<Element: Sendable> {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var closed = false
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    /// Blocks while full; false when the queue was closed.
+    func push(_ item: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count >= capacity && !closed { condition.wait() }
+        guard !closed else { return false }
+        items.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    /// Blocks while empty; nil once closed and drained.
+    func pop() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty && !closed { condition.wait() }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
+        condition.broadcast()
+        return item
+    }
+
+    /// No more pushes; poppers drain what is left.
+    func close(discarding: Bool = false) {
+        condition.lock()
+        closed = true
+        if discarding { items.removeAll() }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+// All state is guarded by `condition`.
+extension WorkQueue: @unchecked Sendable {}
+
+/// Runs `body` on a dedicated thread (blocking C work stays off Swift's cooperative pool).
+func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> DispatchGroup {
+    let done = DispatchGroup()
+    done.enter()
+    let thread = Thread {
+        body()
+        done.leave()
+    }
+    thread.name = name
+    thread.stackSize = 16 << 20
+    thread.start()
+    return done
+}

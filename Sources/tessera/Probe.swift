@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import TesseraCore
+import TesseraEngine
+
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show an input's streams, keyframe structure and cut plan, without decoding it.")
+
+    @Argument(help: "The input file.") var input: String
+    @Flag(help: "Print JSON for scripts.") var json = false
+    @OptionGroup var planning: PlanningOptions
+
+    func run() throws {
+        EngineInfo.configureLogging(verbose: false)
+        do throws(TesseraError) {
+            let probe = try MediaProbe.probe(input)
+            let plan = try JobPlanner.plan(probe, options: try planning.jobOptions(EncoderSettings()))
+            let report = ProbeReport(plan)
+            print(json ? CanonicalJSON.encode(report, pretty: true) : report.text)
+        } catch {
+            throw Tessera.fail(error)
+        }
+    }
+}
+
+/// What `tessera probe` prints. The JSON keys are stable for scripts.
+struct ProbeReport: Codable {
+    struct Stream: Codable {
+        var index: Int
+        var type: String
+        var codec: String
+        var width: Int?
+        var height: Int?
+        var pixelFormat: String?
+        var frameRate: String?
+        var sampleRate: Int?
+        var channels: Int?
+        var rotation: Double?
+    }
+
+    struct Segment: Codable {
+        var index: Int
+        var startSeconds: Double
+        var endSeconds: Double
+        var frames: Int
+        var packets: Int
+        var preRollPackets: Int
+        var entry: String
+    }
+
+    var input: String
+    var format: String
+    var durationSeconds: Double
+    var streams: [Stream]
+    var videoStream: Int
+    var frames: Int
+    var structure: String
+    var randomAccessPoints: Int
+    var keyFlagsNotRandomAccess: Int
+    var undecodableLeadingPackets: Int
+    var preRollPackets: Int
+    var preRollRatio: Double
+    var segments: [Segment]
+
+    init(_ plan: JobPlan) {
+        let probe = plan.probe
+        let cuts = plan.cuts
+        let tb = cuts.timeBase
+        input = probe.path
+        format = probe.formatName
+        durationSeconds = cuts.durationSeconds.rounded6
+        streams = probe.streams.map {
+            Stream(index: $0.index, type: $0.kind.rawValue, codec: $0.codecName,
+                   width: $0.kind == .video ? $0.width : nil, height: $0.kind == .video ? $0.height : nil,
+                   pixelFormat: $0.pixelFormat, frameRate: $0.kind == .video ? $0.averageFrameRate.description : nil,
+                   sampleRate: $0.kind == .audio ? $0.sampleRate : nil, channels: $0.kind == .audio ? $0.channels : nil,
+                   rotation: $0.rotation)
+        }
+        videoStream = probe.video.index
+        frames = cuts.frameCount
+        structure = cuts.structure.rawValue
+        randomAccessPoints = cuts.randomAccessPoints
+        keyFlagsNotRandomAccess = cuts.keyFlagsNotRandomAccess
+        undecodableLeadingPackets = cuts.undecodableLeadingPackets
+        preRollPackets = cuts.totalPreRollPackets
+        preRollRatio = cuts.preRollRatio.rounded6
+        segments = cuts.segments.map {
+            Segment(index: $0.index, startSeconds: tb.seconds($0.startPTS - cuts.firstPTS).rounded6,
+                    endSeconds: tb.seconds($0.endPTS - cuts.firstPTS).rounded6, frames: $0.frameCount,
+                    packets: $0.packetCount, preRollPackets: $0.preRollPackets, entry: $0.entry.rawValue)
+        }
+    }
+
+    var text: String {
+        var lines = ["\(input): \(format), \(String(format: "%.3f", durationSeconds)) s"]
+        for s in streams {
+            var line = "  stream \(s.index): \(s.type) \(s.codec)"
+            if let w = s.width, let h = s.height { line += " \(w)x\(h)" }
+            if let p = s.pixelFormat { line += " \(p)" }
+            if let f = s.frameRate { line += " \(f) fps" }
+            if let r = s.sampleRate, let c = s.channels { line += " \(r) Hz \(c) ch" }
+            if let r = s.rotation { line += " rotation \(r)" }
+            if s.index == videoStream { line += "  [video]" }
+            lines.append(line)
+        }
+        lines.append("video: \(frames) frames, \(structure), \(randomAccessPoints) random-access points"
+            + (keyFlagsNotRandomAccess > 0 ? ", \(keyFlagsNotRandomAccess) key flags that are not" : "")
+            + (undecodableLeadingPackets > 0 ? ", \(undecodableLeadingPackets) undecodable leading packets" : ""))
+        lines.append("plan: \(segments.count) segments, pre-roll \(preRollPackets) packets (\(String(format: "%.1f", preRollRatio * 100)) % extra decode)")
+        for s in segments {
+            lines.append(String(format: "  %4d  %9.3f - %9.3f s  %5d frames  %5d packets  pre-roll %4d  from %@",
+                                s.index, s.startSeconds, s.endSeconds, s.frames, s.packets, s.preRollPackets, s.entry))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Double {
+    var rounded6: Double { (self * 1_000_000).rounded() / 1_000_000 }
+}

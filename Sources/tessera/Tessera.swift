@@ -1,0 +1,19 @@
+import ArgumentParser
+import FFmpegKit
+import Foundation
+import TesseraEngine
+
+@main
+struct Tessera: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tessera",
+        abstract: "Segment-parallel, frame-exact H.264/AAC transcoding to faststart MP4.",
+        version: "0.1.0",
+        subcommands: [Transcode.self, Probe.self, Sample.self])
+
+    /// Errors reach the user as one line on stderr and exit status 1.
+    static func fail(_ error: TesseraError) -> ExitCode {
+        FileHandle.standardError.write(Data("tessera: \(error.description)\n".utf8))
+        return ExitCode(1)
+    }
+}
