@@ -97,8 +97,9 @@ public struct CutPlanner: Sendable {
         let fps = framesPerSecond
         let keyint = max(1, options.keyint)
         var target = Int((options.segmentSeconds * fps).rounded())
-        if target > keyint {
-            target = Int((Double(target) / Double(keyint)).rounded()) * keyint
+        // Whole GOPs: round to the nearest multiple of keyint, unless asked for well under one GOP.
+        if target * 2 >= keyint {
+            target = max(1, Int((Double(target) / Double(keyint)).rounded())) * keyint
         }
         target = max(1, target)
         // Enough segments to keep every encoder busy, but none shorter than the minimum.
@@ -124,10 +125,11 @@ public struct CutPlanner: Sendable {
         while true {
             let ideal = cursor + target
             // A tail shorter than a quarter of a segment joins the last one.
-            if ideal >= n || n - ideal < max(1, target / 4) { break }
+            let shortest = max(1, target / 4)
+            if ideal >= n || n - ideal < shortest { break }
             let low = max(cursor + 1, ideal - target / 2)
-            let high = min(n - 1, ideal + target / 2)
-            var best = ideal
+            let high = min(n - shortest, ideal + target / 2)
+            var best: Int?
             var bestDistance = Int.max
             if low <= high {
                 for j in low...high where entry(forDisplayPosition: j).preRoll == 0 {
@@ -135,8 +137,13 @@ public struct CutPlanner: Sendable {
                     if distance < bestDistance { bestDistance = distance; best = j }
                 }
             }
-            cuts.append(best)
-            cursor = best
+            // No clean cut near: cut with pre-roll, unless what is left is short enough to be one segment.
+            if best == nil {
+                if n - cursor <= target + target / 2 { break }
+                best = ideal
+            }
+            cuts.append(best!)
+            cursor = best!
         }
         return cuts
     }

@@ -34,6 +34,8 @@ public enum MediaProbe {
         } catch {
             throw .input(path, "not a media file libavformat can read (\(error.message))")
         }
+        // libavformat renders text files (ANSI art) as video; nobody means to transcode those.
+        guard input.formatName != "tty" else { throw .input(path, "is a text file, not a media file") }
         guard let video = input.bestVideoStream else {
             let kinds = input.streams.map(\.kind.rawValue)
             throw .input(path, kinds.isEmpty ? "has no streams" : "has no video stream (streams: \(kinds.joined(separator: ", ")))")

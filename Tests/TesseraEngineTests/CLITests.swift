@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// The `tessera` binary as users run it.
+@Suite(.serialized) struct CLITests {
+    let binary = Tool.tesseraBinary
+
+    /// Bad input: one line naming the file and the problem, non-zero exit, nothing at the output path.
+    @Test(arguments: ["empty", "random", "text", "truncated", "audio-only", "missing", "directory"])
+    func badInputIsAOneLineError(_ kind: String) throws {
+        let dir = Fixtures.directory.appendingPathComponent("bad-\(kind)-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var input = dir.appendingPathComponent("input.mp4").path
+        switch kind {
+        case "empty":
+            FileManager.default.createFile(atPath: input, contents: Data())
+        case "random":
+            var generator = SystemRandomNumberGenerator()
+            FileManager.default.createFile(atPath: input, contents: Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        case "text":
+            input = dir.appendingPathComponent("notes.txt").path
+            FileManager.default.createFile(atPath: input, contents: Data(String(repeating: "not a video\n", count: 100).utf8))
+        case "truncated":
+            // ffmpeg writes moov at the end: keep the first half, and there is no moov.
+            let whole = try Data(contentsOf: URL(fileURLWithPath: try SourceKind.closedGOPWithBFrames.make()))
+            FileManager.default.createFile(atPath: input, contents: whole.prefix(whole.count / 2))
+        case "audio-only":
+            input = dir.appendingPathComponent("tone.m4a").path
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac", input])
+        case "directory":
+            input = dir.path
+        default:
+            input = dir.appendingPathComponent("does-not-exist.mp4").path
+        }
+        let output = dir.appendingPathComponent("out.mp4").path
+        let result = try Tool.run(binary, ["transcode", input, "-o", output, "--preset", "ultrafast"])
+        #expect(result.status != 0)
+        let lines = result.stderr.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("tessera: probing") }
+        #expect(lines.count == 1, "stderr: \(result.stderr)")
+        #expect(lines.first?.contains(input) == true, "names the file: \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("tessera-tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func transcodeExitsZeroWithAVerifiedFile() throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let output = Fixtures.output("cli.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let result = try Tool.run(binary, ["transcode", source, "-o", output, "--preset", "ultrafast", "--segment-seconds", "2",
+                                           "--workers", "2", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+        #expect(json?["frames"] as? Int == 150)
+        #expect(result.stderr.contains("encoding 100%"), "plain progress lines when stderr is not a terminal")
+        #expect(try OutputFacts.read(output).countedFrames == 150)
+    }
+
+    @Test func probeJSONDescribesThePlan() throws {
+        let source = try SourceKind.openGOP.make()
+        let result = try Tool.run(binary, ["probe", source, "--json", "--segment-seconds", "2", "--workers", "1"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(json["structure"] as? String == "open-gop")
+        #expect(json["frames"] as? Int == 150)
+        let segments = try #require(json["segments"] as? [[String: Any]])
+        #expect(segments.count == 3)
+        #expect(segments.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } == 150)
+    }
+
+    @Test func impossibleSettingsFailBeforeWork() throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let output = Fixtures.output("bad-settings.mp4")
+        for args in [["--level", "1"], ["--preset", "warp"], ["--crf", "70"], ["--audio", "copy"]] {
+            let input = args == ["--audio", "copy"] ? try SourceKind.prores.make() : source
+            let result = try Tool.run(binary, ["transcode", input, "-o", output] + args)
+            #expect(result.status != 0, "\(args) should fail")
+            #expect(result.stderr.split(whereSeparator: \.isNewline).count <= 2, "\(args): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+}

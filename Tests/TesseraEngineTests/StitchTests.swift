@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraEngine
+
+@Suite(.serialized) struct StitchTests {
+    func tasks(_ plan: JobPlan) throws -> [SegmentTask] {
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        return tasks.sorted { $0.header.segment.index < $1.header.segment.index }
+    }
+
+    /// A task survives serialisation intact: the worker-side encode of the decoded blob is bit-identical.
+    @Test func payloadIsSelfContained() throws {
+        let probe = try MediaProbe.probe(try SourceKind.openGOP.make())
+        let plan = try JobPlanner.plan(probe, options: quickOptions())
+        let task = try tasks(plan)[1]
+        let shipped = try SegmentTask(serialized: task.serialized())
+        #expect(shipped == task)
+        let direct = try SegmentEncoder.encode(task)
+        let remote = try SegmentEncoder.encode(shipped)
+        #expect(direct.packets == remote.packets)
+        #expect(direct.header.extradata == remote.header.extradata)
+        let result = try EncodedSegment(serialized: remote.serialized())
+        #expect(result == remote)
+        #expect(result.packets.first?.isKey == true, "every segment starts with a keyframe")
+        #expect(result.header.frameCount == task.header.segment.frameCount)
+    }
+
+    /// Every segment's SPS/PPS must match; a segment from other settings is refused by name.
+    @Test func mismatchedExtradataIsAnErrorNamingTheSegment() throws {
+        let probe = try MediaProbe.probe(try SourceKind.closedGOPWithBFrames.make())
+        let plan = try JobPlanner.plan(probe, options: quickOptions())
+        var encoded = try tasks(plan).map { try SegmentEncoder.encode($0) }
+        var odd = try tasks(plan)[2]
+        odd.header.settings.profile = "main"
+        encoded[2] = try SegmentEncoder.encode(odd)
+        #expect(encoded[2].header.extradata != encoded[0].header.extradata)
+        let path = Fixtures.output("mismatch.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try Stitcher.stitch(plan: plan, loadSegment: { encoded[$0] }, audio: nil, to: path)
+            Issue.record("stitching mismatched segments succeeded")
+        } catch {
+            #expect(error.subject == "segment 2")
+            #expect(error.problem.contains("SPS/PPS"))
+        }
+    }
+
+    /// Identical settings give identical headers whichever segment (and so whichever worker) encodes.
+    @Test func everySegmentHasTheSameHeaders() throws {
+        let probe = try MediaProbe.probe(try SourceKind.hevc.make())
+        let plan = try JobPlanner.plan(probe, options: quickOptions())
+        let headers = Set(try tasks(plan).map { try SegmentEncoder.encode($0).header.extradata })
+        #expect(headers.count == 1)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import TesseraCore
+
+/// Runs external programs (ffmpeg, ffprobe, the tessera binary) with output captured through files.
+enum Tool {
+    struct Output {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
+        let dir = FileManager.default.temporaryDirectory
+        let out = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).out")
+        let err = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+        }
+        let process = Process()
+        if executable.contains("/") {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [executable] + arguments
+        }
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus,
+                      stdout: (try? Data(contentsOf: out)) ?? Data(),
+                      stderr: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))
+    }
+
+    /// Runs ffmpeg quietly and fails the caller when it fails.
+    static func ffmpeg(_ arguments: [String]) throws {
+        let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments)
+        guard result.status == 0 else { throw ToolError("ffmpeg \(arguments.joined(separator: " ")): \(result.stderr)") }
+    }
+
+    static func ffprobe(_ arguments: [String]) throws -> String {
+        let result = try run("ffprobe", ["-v", "error"] + arguments)
+        guard result.status == 0 else { throw ToolError("ffprobe \(arguments.joined(separator: " ")): \(result.stderr)") }
+        return result.text
+    }
+
+    /// The `tessera` executable built beside the test bundle.
+    static var tesseraBinary: String {
+        if let path = ProcessInfo.processInfo.environment["TESSERA_BINARY"] { return path }
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("tessera")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return candidate.path
+            }
+            dir.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/tessera").path
+    }
+}
+
+struct ToolError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Test media made with ffmpeg's lavfi sources, once per test run, shared by the tests.
+enum Fixtures {
+    static let directory: URL = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }()
+
+    private static let made = Locked<[String: String]>([:])
+
+    /// A 320x240 25 fps test pattern with a 440 Hz tone.
+    static let lavfi = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
+
+    /// The file `name`, made by ffmpeg with `arguments` (inputs and codec options) the first time it is asked for.
+    static func media(_ name: String, _ arguments: [String]) throws -> String {
+        try made.withValue { cache in
+            if let path = cache[name] { return path }
+            let path = directory.appendingPathComponent(name).path
+            try Tool.ffmpeg(arguments + [path])
+            cache[name] = path
+            return path
+        }
+    }
+
+    /// A fresh output path in the fixtures directory.
+    static func output(_ name: String) -> String {
+        directory.appendingPathComponent("\(UUID().uuidString.prefix(8))-\(name)").path
+    }
+}
