@@ -41,8 +41,8 @@ public struct JobOptions: Sendable {
 public enum JobPlanner {
     public static func plan(_ probe: ProbeResult, options: JobOptions, jobID: String = "local") throws(TesseraError) -> JobPlan {
         var settings = options.settings
-        do { try settings.validate() } catch { throw TesseraError(.settings, "settings", error.description) }
-        guard options.segmentSeconds > 0 else { throw TesseraError(.settings, "settings", "--segment-seconds must be positive") }
+        do { try settings.validate() } catch { throw TesseraError(.settings, "", error.description) }
+        guard options.segmentSeconds > 0 else { throw TesseraError(.settings, "", "--segment-seconds must be positive") }
 
         let video = probe.video
         let frameRate = video.averageFrameRate.isValid ? video.averageFrameRate : video.realFrameRate

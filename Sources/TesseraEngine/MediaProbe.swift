@@ -32,6 +32,10 @@ public enum MediaProbe {
         do {
             input = try MediaInput(path: path)
         } catch {
+            let boxes = Verifier.topLevelBoxes(path)
+            if boxes.first == "ftyp", !boxes.contains("moov") {
+                throw .input(path, "MP4 without a moov box (truncated, or still being written)")
+            }
             throw .input(path, "not a media file libavformat can read (\(error.message))")
         }
         // libavformat renders text files (ANSI art) as video; nobody means to transcode those.

@@ -20,7 +20,7 @@ public struct TesseraError: Error, CustomStringConvertible, Sendable {
     public static func output(_ path: String, _ problem: String) -> TesseraError { .init(.output, path, problem) }
 
     public var description: String {
-        let line = "\(subject): \(problem)"
+        let line = subject.isEmpty ? problem : "\(subject): \(problem)"
         return line.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }

@@ -24,6 +24,8 @@ final class ProgressRenderer: Sendable {
                 FileHandle.standardError.write(Data(line.utf8))
                 s.drewBar = true
             } else {
+                // Plain lines start with the encoding; an input rejected while probing gets its one error line only.
+                guard p.phase != .probing && p.phase != .planning else { return }
                 let decile = Int(p.fraction * 10)
                 guard p.phase != s.lastPhase || decile != s.lastDecile else { return }
                 s.lastPhase = p.phase

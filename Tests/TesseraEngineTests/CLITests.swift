@@ -36,9 +36,12 @@ import Testing
         let output = dir.appendingPathComponent("out.mp4").path
         let result = try Tool.run(binary, ["transcode", input, "-o", output, "--preset", "ultrafast"])
         #expect(result.status != 0)
-        let lines = result.stderr.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("tessera: probing") }
+        let lines = result.stderr.split(whereSeparator: \.isNewline)
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(lines.first?.contains(input) == true, "names the file: \(result.stderr)")
+        let problem = ["empty": "empty", "random": "not a media file", "text": "not a media file", "truncated": "moov",
+                       "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
+        #expect(result.stderr.contains(problem), "says what is wrong: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"))
         #expect(!FileManager.default.fileExists(atPath: output))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("tessera-tmp") }
