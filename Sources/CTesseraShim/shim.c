@@ -46,3 +46,10 @@ void tessera_set_codecpar_channels(AVCodecParameters *par, int channels) {
     av_channel_layout_uninit(&par->ch_layout);
     av_channel_layout_default(&par->ch_layout, channels);
 }
+
+int tessera_stream_set_rotation(AVStream *stream, double degrees) {
+    int32_t *matrix = (int32_t *)av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, sizeof(int32_t) * 9);
+    if (!matrix) return AVERROR(ENOMEM);
+    av_display_rotation_set(matrix, degrees);
+    return 0;
+}

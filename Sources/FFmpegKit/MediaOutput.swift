@@ -53,6 +53,11 @@ public final class MediaOutput {
         return Int(stream.pointee.index)
     }
 
+    /// Marks a stream to be shown rotated (display matrix), counter-clockwise degrees. Call before `writeHeader`.
+    public func setRotation(_ degrees: Double, stream: Int) throws(FFmpegError) {
+        try check(tessera_stream_set_rotation(context!.pointee.streams[stream], degrees), "av_stream_new_side_data")
+    }
+
     func newStream() throws(FFmpegError) -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else { throw FFmpegError(code: tessera_averror_enomem(), call: "avformat_new_stream") }
         return stream

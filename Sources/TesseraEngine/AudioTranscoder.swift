@@ -16,14 +16,15 @@ public struct AudioTrack: Sendable {
 }
 
 public enum AudioTranscoder {
-    public static func run(_ plan: JobPlan) throws(TesseraError) -> AudioTrack? {
+    public static func run(_ plan: JobPlan, cancellation: CancellationFlag = CancellationFlag()) throws(TesseraError) -> AudioTrack? {
         switch plan.audio {
         case .none:
             return nil
         case .copy(let index):
             return try copy(plan, streamIndex: index)
         case .encode(let index, let rate, let channels, let bitrate):
-            return try encode(plan, streamIndex: index, sampleRate: rate, channels: channels, bitrate: bitrate)
+            return try encode(plan, streamIndex: index, sampleRate: rate, channels: channels, bitrate: bitrate,
+                              cancellation: cancellation)
         }
     }
 
@@ -51,7 +52,8 @@ public enum AudioTranscoder {
         }
     }
 
-    static func encode(_ plan: JobPlan, streamIndex: Int, sampleRate: Int, channels: Int, bitrate: Int) throws(TesseraError) -> AudioTrack {
+    static func encode(_ plan: JobPlan, streamIndex: Int, sampleRate: Int, channels: Int, bitrate: Int,
+                       cancellation: CancellationFlag) throws(TesseraError) -> AudioTrack {
         let path = plan.inputPath
         do {
             let input = try MediaInput(path: path)
@@ -104,6 +106,7 @@ public enum AudioTranscoder {
             let source = Packet()
             while try input.read(into: source) {
                 guard source.streamIndex == streamIndex else { continue }
+                try cancellation.check()
                 // A damaged audio packet is skipped, as players do; it does not fail the job.
                 var status: CodecStatus
                 do { status = try decoder.send(source) } catch { continue }
@@ -124,6 +127,8 @@ public enum AudioTranscoder {
                               startSeconds: startSeconds,
                               sourceDurationSeconds: Double(decodedSamples) / Double(max(1, decoder.sampleRate)),
                               frameSeconds: Double(frameSize) / Double(sampleRate), copied: false)
+        } catch let error as TesseraError {
+            throw error
         } catch {
             throw TesseraError(.audio, path, "audio encode failed (\(error))")
         }

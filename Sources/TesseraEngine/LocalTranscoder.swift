@@ -19,9 +19,12 @@ public struct TranscodeReport: Sendable {
 public struct LocalTranscoder: Sendable {
     public var logger: Logger
     public var progress: @Sendable (TranscodeProgress) -> Void
+    public var cancellation: CancellationFlag
 
-    public init(logger: Logger = Logger(label: "tessera.engine"), progress: @escaping @Sendable (TranscodeProgress) -> Void = { _ in }) {
+    public init(logger: Logger = Logger(label: "tessera.engine"), cancellation: CancellationFlag = CancellationFlag(),
+                progress: @escaping @Sendable (TranscodeProgress) -> Void = { _ in }) {
         self.logger = logger
+        self.cancellation = cancellation
         self.progress = progress
     }
 
@@ -42,12 +45,16 @@ public struct LocalTranscoder: Sendable {
         // Audio: once for the whole file, beside the video encoders.
         let audioResult = Locked<Result<AudioTrack?, TesseraError>?>(nil)
         let audioDone = startThread(name: "tessera-audio") {
-            let result = Result<AudioTrack?, TesseraError> { () throws(TesseraError) in try AudioTranscoder.run(plan) }
+            let result = Result<AudioTrack?, TesseraError> { () throws(TesseraError) in
+                try AudioTranscoder.run(plan, cancellation: cancellation)
+            }
             audioResult.withValue { $0 = result }
         }
 
-        let stats = try encodeSegments(plan, workers: max(1, options.workers), spool: spool)
+        let encoded = Result { () throws(TesseraError) in try encodeSegments(plan, workers: max(1, options.workers), spool: spool) }
+        if case .failure = encoded { cancellation.cancel() }
         audioDone.wait()
+        let stats = try encoded.get()
         let audio: AudioTrack?
         switch audioResult.current {
         case .success(let track): audio = track
@@ -59,8 +66,11 @@ public struct LocalTranscoder: Sendable {
                                    framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
         let temporary = OutputPath.temporary(for: output)
         do {
-            let stitch = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in try spool.load(k) },
-                                             audio: audio, to: temporary)
+            let stitch = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
+                try cancellation.check()
+                return try spool.load(k)
+            }, audio: audio, to: temporary)
+            try cancellation.check()
             progress(TranscodeProgress(phase: .verifying, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
                                        framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
             let verification = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
@@ -95,7 +105,8 @@ public struct LocalTranscoder: Sendable {
         let progress = self.progress
         let logger = self.logger
         progress(TranscodeProgress(phase: .encoding, segmentsDone: 0, segmentsTotal: total, framesDone: 0, framesTotal: frames))
-        let failed: @Sendable () -> Bool = { state.current.error != nil }
+        let cancellation = self.cancellation
+        let failed: @Sendable () -> Bool = { state.current.error != nil || cancellation.isCancelled }
         var groups: [DispatchGroup] = []
         for n in 0..<min(workers, total) {
             groups.append(startThread(name: "tessera-encoder-\(n)") {
@@ -124,6 +135,7 @@ public struct LocalTranscoder: Sendable {
         do {
             let source = try SegmentSource(plan: plan)
             try source.forEachTask { task throws(TesseraError) in
+                try cancellation.check()
                 guard queue.push(task) else { throw state.current.error ?? TesseraError(.segment, "job", "canceled") }
             }
         } catch {

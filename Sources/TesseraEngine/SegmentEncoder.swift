@@ -75,7 +75,7 @@ public enum SegmentEncoder {
             }
 
             for media in task.packets {
-                if cancelled() { throw TesseraError(.segment, where_, "canceled") }
+                if cancelled() { throw TesseraError.canceled }
                 let packet = try Packet(media)
                 while try decoder.send(packet) == .needsInput { try drainDecoder() }
                 try drainDecoder()

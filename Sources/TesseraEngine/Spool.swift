@@ -1,13 +1,15 @@
 import Foundation
 import TesseraCore
 
-/// A private directory for encoded segments between encode and stitch.
+/// A private directory for encoded segments between encode and stitch, beside the output (same file
+/// system, room for large jobs), removed when the job ends.
 final class Spool: Sendable {
     let directory: URL
 
     init(near output: String) throws(TesseraError) {
-        let base = FileManager.default.temporaryDirectory
-        directory = base.appendingPathComponent("tessera-spool-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        let url = URL(fileURLWithPath: output)
+        directory = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tessera-spool-\(UUID().uuidString.prefix(8))")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {

@@ -3,7 +3,7 @@ import TesseraCore
 /// A user-facing failure: one line naming the file or segment and what is wrong.
 public struct TesseraError: Error, CustomStringConvertible, Sendable {
     public enum Kind: String, Sendable {
-        case input, output, settings, segment, audio, stitch, verification
+        case input, output, settings, segment, audio, stitch, verification, canceled
     }
 
     public let kind: Kind

@@ -9,6 +9,7 @@ struct Probe: ParsableCommand {
 
     @Argument(help: "The input file.") var input: String
     @Flag(help: "Print JSON for scripts.") var json = false
+    @Flag(help: "Also list every video packet (decode order): pts, dts, duration, key flag, random-access class.") var packets = false
     @OptionGroup var planning: PlanningOptions
 
     func run() throws {
@@ -16,7 +17,8 @@ struct Probe: ParsableCommand {
         do throws(TesseraError) {
             let probe = try MediaProbe.probe(input)
             let plan = try JobPlanner.plan(probe, options: try planning.jobOptions(EncoderSettings()))
-            let report = ProbeReport(plan)
+            var report = ProbeReport(plan)
+            if packets { report.packets = probe.packets.map(ProbeReport.Packet.init) }
             print(json ? CanonicalJSON.encode(report, pretty: true) : report.text)
         } catch {
             throw Tessera.fail(error)
@@ -62,6 +64,27 @@ struct ProbeReport: Codable {
     var preRollPackets: Int
     var preRollRatio: Double
     var segments: [Segment]
+    var packets: [Packet]?
+
+    struct Packet: Codable {
+        var index: Int
+        var pts: Int64?
+        var dts: Int64?
+        var duration: Int64
+        var key: Bool
+        var randomAccess: String
+        var size: Int
+
+        init(_ p: PacketInfo) {
+            index = p.index
+            pts = p.pts
+            dts = p.dts
+            duration = p.duration
+            key = p.keyFlag
+            randomAccess = p.randomAccess.rawValue
+            size = p.size
+        }
+    }
 
     init(_ plan: JobPlan) {
         let probe = plan.probe
@@ -111,6 +134,12 @@ struct ProbeReport: Codable {
         for s in segments {
             lines.append(String(format: "  %4d  %9.3f - %9.3f s  %5d frames  %5d packets  pre-roll %4d  from %@",
                                 s.index, s.startSeconds, s.endSeconds, s.frames, s.packets, s.preRollPackets, s.entry))
+        }
+        if let packets {
+            lines.append("packets (decode order): index pts dts duration key random-access size")
+            for p in packets {
+                lines.append("  \(p.index) \(p.pts.map(String.init) ?? "-") \(p.dts.map(String.init) ?? "-") \(p.duration) \(p.key ? "K" : "_") \(p.randomAccess) \(p.size)")
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -21,6 +21,9 @@ struct Transcode: ParsableCommand {
         logger.logLevel = verbose ? .debug : .warning
         EngineInfo.configureLogging(verbose: verbose)
         let progress = ProgressRenderer()
+        let cancellation = CancellationFlag()
+        let signals = SignalTrap([SIGINT, SIGTERM]) { cancellation.cancel() }
+        defer { signals.release() }
         do throws(TesseraError) {
             var source = input
             var sampleDirectory: URL?
@@ -34,7 +37,7 @@ struct Transcode: ParsableCommand {
                 sampleDirectory = dir
             }
             defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
-            let transcoder = LocalTranscoder(logger: logger, progress: { progress.update($0) })
+            let transcoder = LocalTranscoder(logger: logger, cancellation: cancellation, progress: { progress.update($0) })
             let report = try transcoder.transcode(input: source!, output: output,
                                                   options: planning.jobOptions(encode.settings, audio: encode.audioSettings))
             progress.finish()
@@ -46,6 +49,10 @@ struct Transcode: ParsableCommand {
             }
         } catch {
             progress.finish()
+            if error.kind == .canceled {
+                FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
+                throw ExitCode(130)
+            }
             throw Tessera.fail(error)
         }
     }

@@ -34,4 +34,6 @@ int tessera_codecpar_channels(const struct AVCodecParameters *par);
 void tessera_set_default_channel_layout(struct AVCodecContext *ctx, int channels);
 /// Sets a codec parameters' channel layout to the default layout for `channels`.
 void tessera_set_codecpar_channels(struct AVCodecParameters *par, int channels);
+/// Adds a display matrix rotating by `degrees` counter-clockwise to a stream. Returns 0 or an AVERROR.
+int tessera_stream_set_rotation(struct AVStream *stream, double degrees);
 #endif

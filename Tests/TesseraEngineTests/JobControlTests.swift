@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraEngine
+
+@Suite(.serialized) struct JobControlTests {
+    /// A canceled job stops, and leaves neither the output nor its temporary file or spool behind.
+    @Test func cancelLeavesNothingBehind() throws {
+        let source = try SourceKind.singleKeyframe.make()
+        let dir = Fixtures.directory.appendingPathComponent("cancel-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = dir.appendingPathComponent("out.mp4").path
+        let flag = CancellationFlag()
+        let transcoder = LocalTranscoder(cancellation: flag, progress: { p in
+            if p.phase == .encoding && p.segmentsDone >= 1 { flag.cancel() }
+        })
+        do {
+            _ = try transcoder.transcode(input: source, output: output, options: quickOptions(segmentSeconds: 0.5, workers: 1))
+            Issue.record("a canceled job completed")
+        } catch {
+            #expect(error.kind == .canceled)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+
+    /// Target bitrate (one-pass ABR with VBV) is frozen into every segment like CRF.
+    @Test func bitrateModeHitsItsTarget() throws {
+        let source = try Fixtures.media("noise-8s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "8",
+                                                         "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", "-g", "50"])
+        let output = Fixtures.output("abr.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        var options = quickOptions(segmentSeconds: 2)
+        options.settings = EncoderSettings(preset: "veryfast", crf: nil, bitrate: 400_000, maxrate: 600_000, bufsize: 800_000)
+        let report = try LocalTranscoder().transcode(input: source, output: output, options: options)
+        #expect(report.plan.cuts.segments.count >= 3)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: output)[.size] as? Int)
+        let bitrate = Double(size * 8) / 8.0
+        #expect(abs(bitrate - 400_000) < 400_000 * 0.2, "average \(Int(bitrate)) b/s for a 400 kb/s target")
+        let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
+        #expect(check.outputFrames == check.sourceFrames)
+    }
+
+    /// Until rotation is applied to the pixels, the display matrix goes with the video, so players show it upright.
+    @Test func displayRotationIsCarried() throws {
+        let plain = try SourceKind.closedGOPWithBFrames.make()
+        let rotated = try Fixtures.media("rotated.mp4", ["-i", plain, "-c", "copy", "-metadata:s:v:0", "rotate=90"])
+        let output = Fixtures.output("rotated-out.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try LocalTranscoder().transcode(input: rotated, output: output, options: quickOptions())
+        func rotation(_ path: String) throws -> String {
+            try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "stream_side_data=rotation", "-of", "csv=p=0", path])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let source = try rotation(rotated)
+        #expect(!source.isEmpty && source != "0", "the fixture is rotated: '\(source)'")
+        #expect(try rotation(output) == source)
+    }
+}
