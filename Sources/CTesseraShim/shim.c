@@ -1,5 +1,9 @@
 #include "CTesseraShim.h"
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include <string.h>
 #include <math.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
@@ -47,9 +51,26 @@ void tessera_set_codecpar_channels(AVCodecParameters *par, int channels) {
     av_channel_layout_default(&par->ch_layout, channels);
 }
 
-int tessera_stream_set_rotation(AVStream *stream, double degrees) {
-    int32_t *matrix = (int32_t *)av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, sizeof(int32_t) * 9);
-    if (!matrix) return AVERROR(ENOMEM);
-    av_display_rotation_set(matrix, degrees);
+int tessera_stream_display_matrix(const AVStream *stream, int32_t out[9]) {
+    size_t size = 0;
+    const uint8_t *matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!matrix || size < sizeof(int32_t) * 9) return 0;
+    memcpy(out, matrix, sizeof(int32_t) * 9);
+    return 1;
+}
+
+int tessera_stream_set_display_matrix(AVStream *stream, const int32_t matrix[9]) {
+    uint8_t *data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, sizeof(int32_t) * 9);
+    if (!data) return AVERROR(ENOMEM);
+    memcpy(data, matrix, sizeof(int32_t) * 9);
     return 0;
+}
+
+int tessera_malloc_perturb(int byte) {
+#if defined(__GLIBC__) && defined(M_PERTURB)
+    return mallopt(M_PERTURB, byte);
+#else
+    (void)byte;
+    return 0;
+#endif
 }

@@ -25,6 +25,8 @@ public struct StreamInfo: Sendable {
     public var intraOnly: Bool
     /// Display rotation, counter-clockwise degrees, when the stream carries a display matrix.
     public var rotation: Double?
+    /// The display matrix itself (9 entries), when the stream carries one.
+    public var displayMatrix: [Int32]?
     public var parameters: CodecParameters
     /// Attached pictures (cover art) are video streams that are not the video.
     public var isAttachedPicture: Bool
@@ -104,6 +106,8 @@ public final class MediaInput {
         default: kind = .other
         }
         let rotation = tessera_stream_rotation(stream)
+        var matrix = [Int32](repeating: 0, count: 9)
+        let hasMatrix = tessera_stream_display_matrix(stream, &matrix) == 1
         let pixelFormat = kind == .video ? cString(av_get_pix_fmt_name(AVPixelFormat(par.pointee.format))) : nil
         return StreamInfo(
             index: Int(stream.pointee.index),
@@ -123,6 +127,7 @@ public final class MediaInput {
             bitRate: par.pointee.bit_rate,
             intraOnly: tessera_codec_is_intra_only(Int32(bitPattern: par.pointee.codec_id.rawValue)) != 0,
             rotation: rotation.isNaN ? nil : rotation,
+            displayMatrix: hasMatrix ? matrix : nil,
             parameters: CodecParameters(par.pointee),
             isAttachedPicture: stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
     }

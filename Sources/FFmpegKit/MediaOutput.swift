@@ -53,9 +53,10 @@ public final class MediaOutput {
         return Int(stream.pointee.index)
     }
 
-    /// Marks a stream to be shown rotated (display matrix), counter-clockwise degrees. Call before `writeHeader`.
-    public func setRotation(_ degrees: Double, stream: Int) throws(FFmpegError) {
-        try check(tessera_stream_set_rotation(context!.pointee.streams[stream], degrees), "av_stream_new_side_data")
+    /// Gives a stream a display matrix (how players rotate or flip it). Call before `writeHeader`.
+    public func setDisplayMatrix(_ matrix: [Int32], stream: Int) throws(FFmpegError) {
+        guard matrix.count == 9 else { throw FFmpegError("a display matrix has 9 entries", call: "setDisplayMatrix") }
+        try check(tessera_stream_set_display_matrix(context!.pointee.streams[stream], matrix), "av_stream_new_side_data")
     }
 
     func newStream() throws(FFmpegError) -> UnsafeMutablePointer<AVStream> {

@@ -1,6 +1,32 @@
+/// A payload that travels as a blob: a Codable header plus packets, framed by `Blob`.
+public protocol BlobPayload: Hashable, Sendable {
+    associatedtype Header: Codable, Hashable, Sendable
+    static var magic: String { get }
+    var header: Header { get }
+    var packets: [MediaPacket] { get }
+    init(validating header: Header, packets: [MediaPacket]) throws(PayloadError)
+}
+
+extension BlobPayload {
+    public func serialized() -> [UInt8] {
+        Blob.encode(magic: Self.magic, header: CanonicalJSON.data(header), packets: packets)
+    }
+
+    public init(serialized bytes: [UInt8]) throws(PayloadError) {
+        let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
+        let header: Header
+        do {
+            header = try CanonicalJSON.decode(Header.self, from: headerBytes)
+        } catch {
+            throw .badHeader(String(describing: error))
+        }
+        try self.init(validating: header, packets: packets)
+    }
+}
+
 /// Everything a worker needs to encode one segment, self-contained: the source codec parameters, the
 /// packets in decode order, the pts range to keep, the frozen output format and encoder settings.
-public struct SegmentTask: Hashable, Sendable {
+public struct SegmentTask: BlobPayload {
     public static let magic = "TSEG"
 
     public struct Header: Codable, Hashable, Sendable {
@@ -21,27 +47,18 @@ public struct SegmentTask: Hashable, Sendable {
         self.packets = packets
     }
 
-    public func serialized() -> [UInt8] {
-        Blob.encode(magic: Self.magic, header: CanonicalJSON.data(header), packets: packets)
-    }
-
-    public init(serialized bytes: [UInt8]) throws(PayloadError) {
-        let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
-        do {
-            header = try CanonicalJSON.decode(Header.self, from: headerBytes)
-        } catch {
-            throw .badHeader(String(describing: error))
-        }
+    public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
         guard packets.count == header.segment.packetCount else {
             throw .badHeader("\(packets.count) packets for a segment of \(header.segment.packetCount)")
         }
+        self.header = header
         self.packets = packets
     }
 }
 
 /// A worker's result: the encoded packets of one segment with their timestamps, and the encoder's
 /// extradata (SPS/PPS), which the stitcher compares across segments.
-public struct EncodedSegment: Hashable, Sendable {
+public struct EncodedSegment: BlobPayload {
     public static let magic = "TRES"
 
     public struct Header: Codable, Hashable, Sendable {
@@ -65,20 +82,11 @@ public struct EncodedSegment: Hashable, Sendable {
         self.packets = packets
     }
 
-    public func serialized() -> [UInt8] {
-        Blob.encode(magic: Self.magic, header: CanonicalJSON.data(header), packets: packets)
-    }
-
-    public init(serialized bytes: [UInt8]) throws(PayloadError) {
-        let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
-        do {
-            header = try CanonicalJSON.decode(Header.self, from: headerBytes)
-        } catch {
-            throw .badHeader(String(describing: error))
-        }
+    public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
         guard packets.count == header.frameCount else {
             throw .badHeader("\(packets.count) packets for \(header.frameCount) frames")
         }
+        self.header = header
         self.packets = packets
     }
 }

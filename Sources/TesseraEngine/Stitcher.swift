@@ -45,7 +45,9 @@ public enum Stitcher {
             let output = try MediaOutput(path: path)
             let videoStream = try output.addStream(parameters: params, timeBase: videoTB, frameRate: plan.output.frameRate)
             // The pixels keep the source's orientation; the display matrix tells players to rotate them.
-            if let rotation = plan.probe.video.rotation, rotation != 0 { try output.setRotation(rotation, stream: videoStream) }
+            if let matrix = plan.probe.video.displayMatrix, plan.probe.video.rotation != 0 {
+                try output.setDisplayMatrix(matrix, stream: videoStream)
+            }
             var audioStream = -1
             if let audio { audioStream = try output.addStream(parameters: audio.parameters, timeBase: audio.timeBase, frameRate: nil) }
             try output.writeHeader(options: [("movflags", "+faststart")])

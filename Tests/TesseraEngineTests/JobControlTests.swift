@@ -57,3 +57,21 @@ import TesseraCore
         #expect(try rotation(output) == source)
     }
 }
+
+@Suite(.serialized) struct DeterminismTests {
+    /// Every segment's encode is a function of its payload alone: one encoder or two, the same bytes.
+    @Test func workerCountDoesNotChangeTheOutput() throws {
+        let source = try SourceKind.openGOP.make()
+        let one = Fixtures.output("one-worker.mp4"), two = Fixtures.output("two-workers.mp4")
+        defer {
+            try? FileManager.default.removeItem(atPath: one)
+            try? FileManager.default.removeItem(atPath: two)
+        }
+        var options = quickOptions(workers: 1)
+        options.segmentSeconds = 1
+        _ = try LocalTranscoder().transcode(input: source, output: one, options: options)
+        options.workers = 2
+        _ = try LocalTranscoder().transcode(input: source, output: two, options: options)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == Data(contentsOf: URL(fileURLWithPath: two)))
+    }
+}

@@ -34,6 +34,11 @@ int tessera_codecpar_channels(const struct AVCodecParameters *par);
 void tessera_set_default_channel_layout(struct AVCodecContext *ctx, int channels);
 /// Sets a codec parameters' channel layout to the default layout for `channels`.
 void tessera_set_codecpar_channels(struct AVCodecParameters *par, int channels);
-/// Adds a display matrix rotating by `degrees` counter-clockwise to a stream. Returns 0 or an AVERROR.
-int tessera_stream_set_rotation(struct AVStream *stream, double degrees);
+/// Copies a stream's display matrix (9 int32) into `out`; returns 1 when the stream has one, else 0.
+int tessera_stream_display_matrix(const struct AVStream *stream, int32_t out[9]);
+/// Gives a stream the display matrix `matrix`. Returns 0 or an AVERROR.
+int tessera_stream_set_display_matrix(struct AVStream *stream, const int32_t matrix[9]);
+/// Fills every new heap allocation with a fixed byte (glibc M_PERTURB), so that code which reads memory
+/// before writing it sees the same bytes on every run. Returns 1 when the allocator supports it.
+int tessera_malloc_perturb(int byte);
 #endif
