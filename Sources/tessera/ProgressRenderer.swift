@@ -19,7 +19,7 @@ final class ProgressRenderer: Sendable {
                 let width = 30
                 let filled = Int(p.fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                let line = String(format: "\r%-9@ [%@] %3d%%  %d/%d segments", p.phase.rawValue, bar, Int(p.fraction * 100),
+                let line = String(format: "\r%-9@ [%@] %3d%%  %d/%d segments\u{1B}[K", p.phase.rawValue, bar, Int(p.fraction * 100),
                                   p.segmentsDone, p.segmentsTotal)
                 FileHandle.standardError.write(Data(line.utf8))
                 s.drewBar = true
