@@ -90,11 +90,6 @@ public final class MediaInput {
         return true
     }
 
-    /// Seeks to the start of the file so that the packets come again in the same order.
-    public func rewind() throws(FFmpegError) {
-        try check(avformat_seek_file(context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE), "avformat_seek_file")
-    }
-
     static func describe(_ stream: UnsafeMutablePointer<AVStream>) -> StreamInfo {
         let par = stream.pointee.codecpar!
         let kind: StreamInfo.Kind

@@ -30,12 +30,10 @@ public final class Resampler {
 
     /// Resamples `frame` (nil flushes the resampler) into the FIFO.
     public func push(_ frame: Frame?) throws(FFmpegError) {
-        let enc = encoder.context
         let inSamples = frame.map { Int32($0.sampleCount) } ?? 0
         let capacity = swr_get_out_samples(swr, inSamples)
         guard capacity > 0 else { return }
         let out = try encoder.makeAudioFrame(samples: Int(capacity))
-        _ = enc
         let converted = swr_convert(swr, out.raw.pointee.extended_data, capacity,
                                     frame.map { UnsafeMutablePointer(mutating: UnsafeRawPointer($0.raw.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)) },
                                     inSamples)

@@ -52,7 +52,6 @@ public enum Stitcher {
             if let audio { audioStream = try output.addStream(parameters: audio.parameters, timeBase: audio.timeBase, frameRate: nil) }
             try output.writeHeader(options: [("movflags", "+faststart")])
 
-            let packet = Packet()
             var audioNext = 0
             func writeAudio(upTo seconds: Double) throws(FFmpegError) {
                 guard let audio else { return }
@@ -97,7 +96,6 @@ public enum Stitcher {
                     media.dts = dts
                     lastDTS = dts
                     try writeAudio(upTo: videoTB.seconds(dts))
-                    packet.unref()
                     let p = try Packet(media)
                     try output.write(p, stream: videoStream, timeBase: videoTB)
                     report.videoPackets += 1
