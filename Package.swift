@@ -28,6 +28,18 @@ let package = Package(
         // Swift wrapper over FFmpeg: the only module that touches its raw handles.
         .target(name: "FFmpegKit", dependencies: ["CFFmpeg", "CTesseraShim", "TesseraCore"]),
 
+        // Swift wrapper over libpq.
+        .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
+
+        // The SQL migrations (top-level migrations/), shipped as resources.
+        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql")]),
+
+        // The job store over PostgreSQL, and the embedded server.
+        .target(
+            name: "TesseraStore",
+            dependencies: ["PGClient", "CTesseraShim", "TesseraCore", "TesseraMigrations", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // Pure Swift: planning, payloads, settings. No C imports.
         .target(name: "TesseraCore"),
 
@@ -41,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "tessera",
             dependencies: [
-                "TesseraEngine", "TesseraCore",
+                "TesseraEngine", "TesseraCore", "TesseraStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -49,6 +61,7 @@ let package = Package(
 
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore"]),
+        .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
     ],
     swiftLanguageModes: [.v6]
 )

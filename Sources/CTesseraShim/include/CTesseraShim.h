@@ -41,4 +41,8 @@ int tessera_stream_set_display_matrix(struct AVStream *stream, const int32_t mat
 /// Fills every new heap allocation with a fixed byte (glibc M_PERTURB), so that code which reads memory
 /// before writing it sees the same bytes on every run. Returns 1 when the allocator supports it.
 int tessera_malloc_perturb(int byte);
+/// Runs `argv[0]` with stdin from /dev/null, stdout and stderr to the given files, in `directory`
+/// (or here when NULL), every other descriptor closed, and waits for it. Returns its exit status
+/// (128 + signal when killed), or -errno when it could not be started.
+int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path);
 #endif

@@ -1,0 +1,193 @@
+import CPostgreSQL
+import Foundation
+
+/// A notification received on a LISTEN channel.
+public struct PGNotification: Sendable {
+    public let channel: String
+    public let payload: String
+}
+
+/// One libpq connection. Parameterised statements only (PQexecParams): values never become SQL text.
+/// Not thread-safe: use it from one thread at a time. Blocking: call it from a dedicated thread, never
+/// from Swift's cooperative pool. After a lost connection it reconnects (with back-off, up to
+/// `reconnectTimeout`) before the next statement.
+public final class PGConnection {
+    private var conn: OpaquePointer?
+    public let conninfo: String
+    public var reconnectTimeout: TimeInterval
+    private var channels: Set<String> = []
+    private var closed = false
+
+    public init(conninfo: String, reconnectTimeout: TimeInterval = 30) throws(PGError) {
+        self.conninfo = conninfo
+        self.reconnectTimeout = reconnectTimeout
+        try validate(conninfo)
+        conn = try Self.connect(conninfo)
+    }
+
+    deinit {
+        if conn != nil { PQfinish(conn) }
+    }
+
+    /// Ends the connection.
+    public func close() {
+        closed = true
+        if conn != nil { PQfinish(conn) }
+        conn = nil
+    }
+
+    private func validate(_ conninfo: String) throws(PGError) {
+        var error: UnsafeMutablePointer<CChar>?
+        let options = PQconninfoParse(conninfo, &error)
+        defer {
+            if let options { PQconninfoFree(options) }
+            if let error { PQfreemem(error) }
+        }
+        if options == nil {
+            throw PGError(.malformedURL, message: error.map { String(cString: $0) } ?? "malformed connection string", operation: "parse database URL")
+        }
+    }
+
+    private static func connect(_ conninfo: String) throws(PGError) -> OpaquePointer {
+        guard let c = PQconnectdb(conninfo) else { throw PGError(.connection, message: "out of memory", operation: "connect") }
+        guard PQstatus(c) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(c))
+            PQfinish(c)
+            throw PGError(.connection, message: message, operation: "connect")
+        }
+        // Server notices (e.g. "already exists, skipping") are not for the user's terminal.
+        PQsetNoticeProcessor(c, { _, _ in }, nil)
+        return c
+    }
+
+    public var isConnected: Bool { conn != nil && PQstatus(conn) == CONNECTION_OK }
+
+    /// Reconnects with back-off until `reconnectTimeout`, then LISTENs again on every channel.
+    private func reconnect() throws(PGError) {
+        if conn != nil { PQfinish(conn); conn = nil }
+        let deadline = Date().addingTimeInterval(reconnectTimeout)
+        var delay = 0.05
+        var lastError = PGError(.connection, message: "no attempt", operation: "reconnect")
+        while !closed {
+            do {
+                conn = try Self.connect(conninfo)
+                for channel in channels { _ = try execute("LISTEN \(Self.quoteIdentifier(channel))", [], retry: false) }
+                return
+            } catch {
+                lastError = error
+            }
+            guard Date() < deadline else { break }
+            Thread.sleep(forTimeInterval: delay)
+            delay = min(delay * 2, 1)
+        }
+        throw PGError(.connection, sqlState: lastError.sqlState, message: lastError.message, operation: "reconnect")
+    }
+
+    /// Runs one statement with `$1, $2, ...` parameters (nil is NULL) and returns its rows.
+    /// A statement that fails because the connection broke is retried once after reconnecting, so
+    /// statements sent through here must be safe to run twice.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [String?] = []) throws(PGError) -> PGRows {
+        try execute(sql, parameters, retry: true)
+    }
+
+    private func execute(_ sql: String, _ parameters: [String?], retry: Bool) throws(PGError) -> PGRows {
+        if closed { throw PGError(.connection, message: "connection is closed", operation: "query") }
+        if !isConnected { try reconnect() }
+        do {
+            return try run(sql, parameters)
+        } catch where error.kind == .connectionLost && retry {
+            try reconnect()
+            return try run(sql, parameters)
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [String?]) throws(PGError) -> PGRows {
+        let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { cStrings.forEach { free($0) } }
+        let values = cStrings.map { UnsafePointer($0) }
+        let result = values.withUnsafeBufferPointer { buffer in
+            PQexecParams(conn, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        guard let result else {
+            throw PGError(PQstatus(conn) == CONNECTION_OK ? .statement : .connectionLost,
+                          message: String(cString: PQerrorMessage(conn)), operation: "query")
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PGRows(result)
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = String(cString: PQresultErrorMessage(result))
+            let lost = PQstatus(conn) != CONNECTION_OK
+            throw PGError(lost ? .connectionLost : .statement, sqlState: state, message: message, operation: "query")
+        }
+    }
+
+    /// Runs a script of several statements (simple query protocol, no parameters): for the SQL
+    /// migration files that ship with the program, never for values.
+    public func executeScript(_ sql: String) throws(PGError) {
+        if !isConnected { try reconnect() }
+        let result = PQexec(conn, sql)
+        defer { PQclear(result) }
+        guard let result else { throw PGError(.connectionLost, message: String(cString: PQerrorMessage(conn)), operation: "script") }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PGError(.statement, sqlState: state, message: String(cString: PQresultErrorMessage(result)), operation: "script")
+        }
+    }
+
+    /// Runs `body` in a transaction; rolls back when it throws. Not retried across a lost connection:
+    /// the caller sees `.connectionLost` and decides.
+    public func transaction<R>(_ body: () throws -> R) throws -> R {
+        try query("BEGIN")
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            if isConnected { _ = try? run("ROLLBACK", []) }
+            throw error
+        }
+    }
+
+    /// Starts listening on `channel` (kept across reconnects).
+    public func listen(_ channel: String) throws(PGError) {
+        channels.insert(channel)
+        try query("LISTEN \(Self.quoteIdentifier(channel))")
+    }
+
+    /// Waits up to `timeout` seconds for notifications; returns what arrived (possibly nothing).
+    public func waitForNotifications(timeout: TimeInterval) throws(PGError) -> [PGNotification] {
+        if !isConnected { try reconnect() }
+        var received = drainNotifications()
+        guard received.isEmpty else { return received }
+        var fds = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&fds, 1, Int32(max(0, timeout * 1000)))
+        guard ready > 0 else { return [] }
+        if PQconsumeInput(conn) == 0 {
+            try reconnect()
+            return []
+        }
+        received = drainNotifications()
+        return received
+    }
+
+    private func drainNotifications() -> [PGNotification] {
+        var out: [PGNotification] = []
+        while let n = PQnotifies(conn) {
+            out.append(PGNotification(channel: String(cString: n.pointee.relname), payload: String(cString: n.pointee.extra)))
+            PQfreemem(n)
+        }
+        return out
+    }
+
+    /// Quotes an identifier (a LISTEN channel) for the few statements that cannot take parameters.
+    static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import PGClient
+import TesseraCore
+
+/// Jobs, segments, leases, attempts and workers in PostgreSQL. One connection; blocking; use it from
+/// one thread at a time (each thread or service opens its own store).
+public final class JobStore {
+    public static let channel = "tessera_jobs"
+
+    let db: PGConnection
+
+    /// Connects to `url` (a libpq URI or key=value string) and, with `migrate`, brings the schema up to date.
+    public init(url: String, migrate: Bool = false, reconnectTimeout: TimeInterval = 30) throws(StoreError) {
+        do {
+            db = try PGConnection(conninfo: url, reconnectTimeout: reconnectTimeout)
+        } catch {
+            switch error.kind {
+            case .malformedURL: throw StoreError("malformed database URL: \(error.message)")
+            case .connection: throw StoreError("cannot connect to the database: \(error.message)", sqlState: error.sqlState)
+            default: throw StoreError(error.description, sqlState: error.sqlState)
+            }
+        }
+        if migrate { try Migrator.migrate(db) }
+    }
+
+    public func close() { db.close() }
+
+    func run(_ doing: String, _ sql: String, _ params: [String?] = []) throws(StoreError) -> PGRows {
+        do { return try db.query(sql, params) } catch { throw StoreError(error, doing) }
+    }
+
+    /// Runs `body` in one transaction.
+    func transaction<R>(_ doing: String, _ body: () throws -> R) throws(StoreError) -> R {
+        do {
+            return try db.transaction(body)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as PGError {
+            throw StoreError(error, doing)
+        } catch {
+            throw StoreError("\(doing): \(error)")
+        }
+    }
+
+    public func migrate() throws(StoreError) -> [Int] { try Migrator.migrate(db) }
+
+    // MARK: Jobs
+
+    /// Queues a job; returns its id.
+    public func submit(input: String, output: String, spec: JobSpec) throws(StoreError) -> String {
+        let id = UUID().uuidString.lowercased()
+        _ = try run("submitting the job", """
+            INSERT INTO jobs (id, input, output, settings, settings_hash) VALUES ($1::uuid, $2, $3, $4::jsonb, $5)
+            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest])
+        return id
+    }
+
+    /// Finds a job by its id or a unique prefix of it.
+    public func job(_ idOrPrefix: String) throws(StoreError) -> JobRecord {
+        let key = idOrPrefix.lowercased()
+        guard !key.isEmpty, key.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw StoreError("'\(idOrPrefix)' is not a job id") }
+        let rows = try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY created_at LIMIT 2", [key])
+        guard let row = rows.first else { throw StoreError("no job \(idOrPrefix)") }
+        guard rows.count == 1 || rows[0].string("id") == key else { throw StoreError("job id prefix \(idOrPrefix) is ambiguous") }
+        return try JobRecord(row)
+    }
+
+    public func jobs(state: JobState? = nil, limit: Int = 1000) throws(StoreError) -> [JobRecord] {
+        let rows = try run("listing jobs", """
+            SELECT \(JobRecord.columns) FROM jobs WHERE $1::text IS NULL OR state = $1 ORDER BY created_at DESC LIMIT $2
+            """, [state?.rawValue, String(limit)])
+        var out: [JobRecord] = []
+        for row in rows.all { out.append(try JobRecord(row)) }
+        return out
+    }
+
+    /// Moves a job; refuses moves the state machine does not allow (the trigger refuses them too).
+    public func setState(_ id: String, to state: JobState, error: String? = nil) throws(StoreError) {
+        let current = try job(id)
+        guard current.state.canMove(to: state) else {
+            throw StoreError("job \(id) cannot go from \(current.state.rawValue) to \(state.rawValue)")
+        }
+        _ = try run("updating the job", "UPDATE jobs SET state = $2, error = coalesce($3, error) WHERE id = $1::uuid AND state = $4",
+                    [current.id, state.rawValue, error, current.state.rawValue])
+    }
+
+    /// Takes the oldest queued job for planning; nil when none is queued.
+    public func claimQueuedJob(coordinator: String) throws(StoreError) -> JobRecord? {
+        let rows = try run("claiming a job", """
+            UPDATE jobs SET state = 'planning', coordinator = $1
+            WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING \(JobRecord.columns)
+            """, [coordinator])
+        return try rows.first.map { row throws(StoreError) in try JobRecord(row) }
+    }
+
+    /// Records the planned segments and moves the job to encoding.
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment]) throws(StoreError) {
+        try transaction("recording the plan") {
+            for s in segments {
+                try db.query("""
+                    INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count) VALUES ($1::uuid, $2, $3, $4, $5)
+                    ON CONFLICT (job_id, index) DO NOTHING
+                    """, [jobID, String(s.index), String(s.startPTS), String(s.endPTS), String(s.frameCount)])
+            }
+            let frames = segments.reduce(0) { $0 + $1.frameCount }
+            let moved = try db.query("""
+                UPDATE jobs SET segments_total = $2, frames_total = $3, state = 'encoding' WHERE id = $1::uuid AND state = 'planning'
+                """, [jobID, String(segments.count), String(frames)])
+            guard moved.affected == 1 else { throw StoreError("job \(jobID) is no longer being planned") }
+        }
+    }
+
+    /// Cancels a job: it and every pending or leased segment become canceled. False when it had already ended.
+    @discardableResult
+    public func cancel(_ idOrPrefix: String) throws(StoreError) -> Bool {
+        let job = try job(idOrPrefix)
+        guard !job.state.isFinal else { return false }
+        return try transaction("canceling the job") {
+            try db.query("""
+                UPDATE segments SET state = 'canceled', lease_expires_at = NULL, last_error = 'job canceled'
+                WHERE job_id = $1::uuid AND state IN ('pending', 'leased')
+                """, [job.id])
+            let rows = try db.query("""
+                UPDATE jobs SET state = 'canceled', error = 'canceled' WHERE id = $1::uuid
+                AND state NOT IN ('done', 'failed', 'canceled')
+                """, [job.id])
+            return rows.affected == 1
+        }
+    }
+
+    /// Cancels every job that has not ended; returns their ids.
+    public func cancelAll() throws(StoreError) -> [String] {
+        let open = try run("listing open jobs", "SELECT id::text AS id FROM jobs WHERE state NOT IN ('done', 'failed', 'canceled')")
+        var canceled: [String] = []
+        for row in open.all where try cancel(row.string("id")) { canceled.append(row.string("id")) }
+        return canceled
+    }
+
+    // MARK: Segments and leases
+
+    public func segments(_ jobID: String) throws(StoreError) -> [SegmentRecord] {
+        try run("reading segments", "SELECT \(SegmentRecord.columns) FROM segments WHERE job_id = $1::uuid ORDER BY index", [jobID]).all.map(SegmentRecord.init)
+    }
+
+    /// Registers a worker or refreshes its heartbeat.
+    public func heartbeat(worker: String, host: String, capabilities: [String: String] = [:]) throws(StoreError) {
+        _ = try run("recording the worker", """
+            INSERT INTO workers (id, host, capabilities) VALUES ($1, $2, $3::jsonb)
+            ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, capabilities = EXCLUDED.capabilities, last_heartbeat = now()
+            """, [worker, host, CanonicalJSON.encode(capabilities)])
+    }
+
+    /// Leases up to `limit` pending segments of encoding jobs to `worker` for `seconds`. Concurrent
+    /// lessors never get the same segment (FOR UPDATE SKIP LOCKED). Longest segments first within a job,
+    /// oldest job first.
+    public func lease(worker: String, seconds: Double, limit: Int = 1) throws(StoreError) -> [Lease] {
+        let rows = try run("leasing segments", """
+            UPDATE segments s SET state = 'leased', worker_id = $1,
+                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
+            FROM (
+                SELECT s2.job_id, s2.index FROM segments s2 JOIN jobs j ON j.id = s2.job_id
+                WHERE s2.state = 'pending' AND j.state = 'encoding'
+                ORDER BY j.created_at, s2.frame_count DESC, s2.index
+                LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
+            ) picked
+            WHERE s.job_id = picked.job_id AND s.index = picked.index
+            RETURNING s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
+            """, [worker, String(seconds), String(limit)])
+        return rows.all.map {
+            Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
+                  endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
+        }
+    }
+
+    /// Extends a lease the worker still holds; false when it no longer holds it.
+    public func renew(_ jobID: String, _ index: Int, worker: String, seconds: Double) throws(StoreError) -> Bool {
+        try run("renewing the lease", """
+            UPDATE segments SET lease_expires_at = clock_timestamp() + make_interval(secs => $4::double precision)
+            WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
+            """, [jobID, String(index), worker, String(seconds)]).affected == 1
+    }
+
+    /// Records a finished segment. False (and nothing changes) when the worker no longer holds the lease:
+    /// a late duplicate.
+    public func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
+        try run("recording the segment", """
+            UPDATE segments SET state = 'done', lease_expires_at = NULL, result_path = $4, checksum = $5, size_bytes = $6,
+                encode_seconds = $7
+            WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
+            """, [jobID, String(index), worker, result.path, result.checksum, String(result.sizeBytes),
+                  String(result.encodeSeconds)]).affected == 1
+    }
+
+    /// A worker hands a segment back: with an error it counts as a failed attempt, without (shutting
+    /// down) it does not.
+    @discardableResult
+    public func release(_ jobID: String, _ index: Int, worker: String, error: String?) throws(StoreError) -> Bool {
+        try run("handing the segment back", """
+            UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL,
+                attempts = attempts + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END, last_error = coalesce($4, last_error)
+            WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
+            """, [jobID, String(index), worker, error]).affected == 1
+    }
+
+    /// Returns every lease of `worker` to pending at once (the worker is dead), counting an attempt.
+    @discardableResult
+    public func releaseAll(worker: String, reason: String) throws(StoreError) -> Int {
+        try run("returning the worker's leases", """
+            UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL, attempts = attempts + 1,
+                last_error = $2
+            WHERE state = 'leased' AND worker_id = $1
+            """, [worker, reason]).affected
+    }
+
+    /// Expired leases go back to pending and count an attempt; a segment that reaches `attemptLimit`
+    /// fails, and so does its job, with a message naming the segment and its last error. Returns the
+    /// segments it returned to pending and the jobs it failed.
+    public func reapExpiredLeases(attemptLimit: Int) throws(StoreError) -> (returned: [Lease], failedJobs: [String]) {
+        try transaction("reaping expired leases") {
+            let expired = try db.query("""
+                UPDATE segments SET state = 'pending', lease_expires_at = NULL, attempts = attempts + 1,
+                    last_error = 'lease expired (worker ' || worker_id || ')', worker_id = NULL
+                WHERE state = 'leased' AND lease_expires_at < clock_timestamp()
+                RETURNING job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts
+                """)
+            let exhausted = try db.query("""
+                UPDATE segments SET state = 'failed'
+                WHERE state = 'pending' AND attempts >= $1
+                RETURNING job_id::text AS job_id, index, attempts, last_error
+                """, [String(attemptLimit)])
+            var failedJobs: [String] = []
+            for row in exhausted.all {
+                let job = row.string("job_id")
+                let message = "segment \(row.string("index")) failed after \(row.string("attempts")) attempts: \(row["last_error"] ?? "no error recorded")"
+                let failed = try db.query("""
+                    UPDATE jobs SET state = 'failed', error = $2 WHERE id = $1::uuid AND state IN ('planning', 'encoding', 'stitching')
+                    """, [job, message])
+                if failed.affected == 1 {
+                    failedJobs.append(job)
+                    try db.query("""
+                        UPDATE segments SET state = 'canceled', lease_expires_at = NULL, last_error = 'job failed'
+                        WHERE job_id = $1::uuid AND state IN ('pending', 'leased')
+                        """, [job])
+                }
+            }
+            let returned = expired.all.map {
+                Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
+                      endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
+            }
+            return (returned, failedJobs)
+        }
+    }
+
+    // MARK: Events and notifications
+
+    public func events(_ jobID: String? = nil, after id: Int64 = 0) throws(StoreError) -> [JobEvent] {
+        try run("reading events", """
+            SELECT id, job_id::text AS job_id, segment_index, from_state, to_state, detail,
+                to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+            FROM job_events WHERE ($1::uuid IS NULL OR job_id = $1::uuid) AND id > $2 ORDER BY id
+            """, [jobID, String(id)]).all.map(JobEvent.init)
+    }
+
+    /// Subscribes this connection to job changes (LISTEN).
+    public func listen() throws(StoreError) {
+        do { try db.listen(Self.channel) } catch { throw StoreError(error, "listening for job changes") }
+    }
+
+    /// Waits up to `timeout` for job changes; returns the ids of the jobs that changed.
+    public func waitForChanges(timeout: TimeInterval) throws(StoreError) -> [String] {
+        do {
+            return try db.waitForNotifications(timeout: timeout).map { String($0.payload.prefix { $0 != " " }) }
+        } catch {
+            throw StoreError(error, "waiting for job changes")
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import PGClient
+import TesseraCore
+
+/// A job as the store holds it. The JSON form (`tessera status --json`) is stable for scripts.
+public struct JobRecord: Codable, Sendable, Equatable {
+    public var id: String
+    public var state: JobState
+    public var input: String
+    public var output: String
+    public var spec: JobSpec
+    public var settingsHash: String
+    public var segmentsTotal: Int
+    public var segmentsDone: Int
+    public var framesTotal: Int64
+    public var framesDone: Int64
+    public var error: String?
+    public var createdAt: String
+    public var updatedAt: String
+    public var finishedAt: String?
+
+    static let columns = """
+        id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
+        frames_total, frames_done, error, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+        to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
+        """
+
+    init(_ row: PGRow) throws(StoreError) {
+        guard let state = JobState(rawValue: row.string("state")) else { throw StoreError("job \(row.string("id")) has unknown state \(row.string("state"))") }
+        let spec: JobSpec
+        do { spec = try CanonicalJSON.decode(JobSpec.self, from: Array(row.string("settings").utf8)) } catch {
+            throw StoreError("job \(row.string("id")) has unreadable settings: \(error)")
+        }
+        id = row.string("id")
+        self.state = state
+        input = row.string("input")
+        output = row.string("output")
+        self.spec = spec
+        settingsHash = row.string("settings_hash")
+        segmentsTotal = row.int("segments_total") ?? 0
+        segmentsDone = row.int("segments_done") ?? 0
+        framesTotal = row.int64("frames_total") ?? 0
+        framesDone = row.int64("frames_done") ?? 0
+        error = row["error"]
+        createdAt = row.string("created_at")
+        updatedAt = row.string("updated_at")
+        finishedAt = row["finished_at"]
+    }
+
+    public var progress: Double {
+        framesTotal > 0 ? Double(framesDone) / Double(framesTotal) : (state == .done ? 1 : 0)
+    }
+}
+
+/// A segment row.
+public struct SegmentRecord: Codable, Sendable, Equatable {
+    public var jobID: String
+    public var index: Int
+    public var startPTS: Int64
+    public var endPTS: Int64
+    public var frameCount: Int
+    public var state: SegmentState
+    public var attempts: Int
+    public var workerID: String?
+    public var resultPath: String?
+    public var checksum: String?
+    public var sizeBytes: Int64?
+    public var encodeSeconds: Double?
+    public var lastError: String?
+
+    static let columns = """
+        job_id::text AS job_id, index, start_pts, end_pts, frame_count, state, attempts, worker_id, result_path,
+        checksum, size_bytes, encode_seconds, last_error
+        """
+
+    init(_ row: PGRow) {
+        jobID = row.string("job_id")
+        index = row.int("index") ?? -1
+        startPTS = row.int64("start_pts") ?? 0
+        endPTS = row.int64("end_pts") ?? 0
+        frameCount = row.int("frame_count") ?? 0
+        state = SegmentState(rawValue: row.string("state")) ?? .failed
+        attempts = row.int("attempts") ?? 0
+        workerID = row["worker_id"]
+        resultPath = row["result_path"]
+        checksum = row["checksum"]
+        sizeBytes = row.int64("size_bytes")
+        encodeSeconds = row.double("encode_seconds")
+        lastError = row["last_error"]
+    }
+}
+
+/// One entry of a job's append-only event log.
+public struct JobEvent: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var jobID: String
+    public var segmentIndex: Int?
+    public var from: String?
+    public var to: String
+    public var detail: String?
+    public var at: String
+
+    init(_ row: PGRow) {
+        id = row.int64("id") ?? 0
+        jobID = row.string("job_id")
+        segmentIndex = row.int("segment_index")
+        from = row["from_state"]
+        to = row.string("to_state")
+        detail = row["detail"]
+        at = row.string("at")
+    }
+}
+
+/// A segment leased to a worker until `expiresAt`.
+public struct Lease: Sendable, Equatable, Hashable {
+    public var jobID: String
+    public var index: Int
+    public var startPTS: Int64
+    public var endPTS: Int64
+    public var frameCount: Int
+    public var attempts: Int
+}
+
+/// What a worker reports when it finishes a segment.
+public struct SegmentResult: Sendable {
+    public var path: String
+    public var checksum: String
+    public var sizeBytes: Int64
+    public var encodeSeconds: Double
+
+    public init(path: String, checksum: String, sizeBytes: Int64, encodeSeconds: Double) {
+        self.path = path
+        self.checksum = checksum
+        self.sizeBytes = sizeBytes
+        self.encodeSeconds = encodeSeconds
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import TesseraStore
+
+/// Where the job store is: `--database-url`, else `TESSERA_DATABASE_URL`, else the embedded server in
+/// `--data-dir` (default: the state directory), started on first use.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "PostgreSQL connection URL (default: $TESSERA_DATABASE_URL, else the embedded server).")
+    var databaseURL: String?
+
+    @Option(help: "Directory of the embedded PostgreSQL (default: $XDG_STATE_HOME/tessera; /var/lib/tessera as root).")
+    var dataDir: String?
+
+    var embedded: EmbeddedPostgres {
+        EmbeddedPostgres(directory: dataDir.map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultDirectory())
+    }
+
+    var explicitURL: String? {
+        if let databaseURL { return databaseURL }
+        if let env = ProcessInfo.processInfo.environment["TESSERA_DATABASE_URL"], !env.isEmpty { return env }
+        return nil
+    }
+
+    /// Connects (starting the embedded server if that is the store) and brings the schema up to date.
+    func open() throws(StoreError) -> JobStore {
+        if let url = explicitURL { return try JobStore(url: url, migrate: true, reconnectTimeout: 5) }
+        let server = embedded
+        try server.start()
+        return try JobStore(url: server.url, migrate: true, reconnectTimeout: 5)
+    }
+}
+
+extension Tessera {
+    static func fail(_ error: StoreError) -> ExitCode {
+        FileHandle.standardError.write(Data("tessera: \(error.description)\n".utf8))
+        return ExitCode(1)
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import TesseraStore
+
+struct Db: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db",
+        abstract: "Manage the embedded PostgreSQL (a private server on a Unix socket, no TCP port).",
+        subcommands: [Start.self, Stop.self, StatusCommand.self])
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Initialise (once) and start the embedded server.")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            do throws(StoreError) {
+                let server = database.embedded
+                try server.start()
+                let store = try JobStore(url: server.url, migrate: true, reconnectTimeout: 5)
+                store.close()
+                FileHandle.standardError.write(Data("tessera: PostgreSQL running in \(server.directory.path)\n".utf8))
+                print(server.url)
+            } catch {
+                throw Tessera.fail(error)
+            }
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the embedded server.")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            do throws(StoreError) {
+                try database.embedded.stop()
+            } catch {
+                throw Tessera.fail(error)
+            }
+        }
+    }
+
+    struct StatusCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Is the embedded server running? (exit 0 when it is)")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            let status: EmbeddedPostgres.Status
+            do throws(StoreError) {
+                status = try database.embedded.status()
+            } catch {
+                throw Tessera.fail(error)
+            }
+            print("\(status.running ? "running" : "stopped") \(status.directory)\(status.detail.isEmpty ? "" : " (\(status.detail))")")
+            if !status.running { throw ExitCode(3) }
+        }
+    }
+}

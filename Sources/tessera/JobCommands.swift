@@ -1,0 +1,212 @@
+import ArgumentParser
+import Foundation
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+struct Submit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Queue a transcode job; prints its id alone on stdout.",
+        discussion: "JOB=$(tessera submit in.mov -o out.mp4) works: everything else goes to stderr. A coordinator picks the job up.")
+
+    @Argument(help: "The input file, as the coordinator will see its path.") var input: String
+    @Option(name: .shortAndLong, help: "The output MP4.") var output: String
+    @OptionGroup var encode: EncodeOptions
+    @Option(help: "Target segment length in seconds (rounded to whole GOPs).") var segmentSeconds: Double = 8
+    @Flag(help: "Follow the job and exit with its result.") var wait = false
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let spec = JobSpec(settings: encode.settings, audio: encode.audioSettings, segmentSeconds: segmentSeconds)
+        do { try spec.settings.validate() } catch { throw Tessera.fail(StoreError(error.description)) }
+        guard segmentSeconds > 0 else { throw ValidationError("--segment-seconds must be positive") }
+        let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
+        let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: inputPath) else { throw Tessera.fail(StoreError("\(input): no such file")) }
+        guard ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
+            throw Tessera.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
+        }
+        var final: JobRecord?
+        do throws(StoreError) {
+            let store = try database.open()
+            defer { store.close() }
+            let id = try store.submit(input: inputPath, output: outputPath, spec: spec)
+            FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+            if wait { final = try Follower(store: store, id: id).follow() }
+        } catch {
+            throw Tessera.fail(error)
+        }
+        if let final, final.state != .done { throw ExitCode(1) }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a job (or every job that has not ended).")
+
+    @Argument(help: "A job id, or a unique prefix of one.") var job: String?
+    @Flag(help: "Print JSON for scripts.") var json = false
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        do throws(StoreError) {
+            let store = try database.open()
+            defer { store.close() }
+            if let job {
+                let record = try store.job(job)
+                print(json ? CanonicalJSON.encode(record, pretty: true) : JobText.line(record))
+            } else {
+                let open = try store.jobs().filter { !$0.state.isFinal }
+                print(json ? CanonicalJSON.encode(open, pretty: true) : JobText.table(open))
+            }
+        } catch {
+            throw Tessera.fail(error)
+        }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List jobs, newest first.")
+
+    @Option(help: "Only jobs in this state: \(JobState.allCases.map(\.rawValue).joined(separator: ", ")).") var state: JobState?
+    @Flag(help: "Print JSON for scripts.") var json = false
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        do throws(StoreError) {
+            let store = try database.open()
+            defer { store.close() }
+            let jobs = try store.jobs(state: state)
+            print(json ? CanonicalJSON.encode(jobs, pretty: true) : JobText.table(jobs))
+        } catch {
+            throw Tessera.fail(error)
+        }
+    }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancel a job, or every job that has not ended.")
+
+    @Argument(help: "A job id, or a unique prefix of one.") var job: String?
+    @Flag(help: "Cancel every job that has not ended.") var all = false
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard (job != nil) != all else { throw ValidationError("give a job id or --all") }
+    }
+
+    func run() throws {
+        do throws(StoreError) {
+            let store = try database.open()
+            defer { store.close() }
+            if all {
+                let ids = try store.cancelAll()
+                FileHandle.standardError.write(Data("tessera: canceled \(ids.count) job(s)\n".utf8))
+                ids.forEach { print($0) }
+            } else if let job {
+                let record = try store.job(job)
+                if try store.cancel(record.id) {
+                    FileHandle.standardError.write(Data("tessera: canceled \(record.id)\n".utf8))
+                } else {
+                    FileHandle.standardError.write(Data("tessera: job \(record.id) had already ended (\(record.state.rawValue))\n".utf8))
+                }
+            }
+        } catch {
+            throw Tessera.fail(error)
+        }
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Follow a job's progress until it ends; exit status is its result.")
+
+    @Argument(help: "A job id, or a unique prefix of one.") var job: String
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let record: JobRecord
+        do throws(StoreError) {
+            let store = try database.open()
+            defer { store.close() }
+            record = try Follower(store: store, id: store.job(job).id).follow()
+        } catch {
+            throw Tessera.fail(error)
+        }
+        if record.state != .done { throw ExitCode(1) }
+    }
+}
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Bring the job store's schema up to date (coordinators do this when they start).")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        do throws(StoreError) {
+            let url: String
+            if let explicit = database.explicitURL {
+                url = explicit
+            } else {
+                try database.embedded.start()
+                url = database.embedded.url
+            }
+            let store = try JobStore(url: url, reconnectTimeout: 5)
+            defer { store.close() }
+            let applied = try store.migrate()
+            FileHandle.standardError.write(Data((applied.isEmpty ? "tessera: schema is up to date\n"
+                : "tessera: applied migration(s) \(applied.map(String.init).joined(separator: ", "))\n").utf8))
+        } catch {
+            throw Tessera.fail(error)
+        }
+    }
+}
+
+extension JobState: ExpressibleByArgument {}
+
+/// Follows a job through LISTEN/NOTIFY (with a slow poll as a safety net), showing progress on stderr.
+struct Follower {
+    let store: JobStore
+    let id: String
+
+    func follow() throws(StoreError) -> JobRecord {
+        try store.listen()
+        let progress = ProgressRenderer()
+        defer { progress.finish() }
+        while true {
+            let job = try store.job(id)
+            progress.update(TranscodeProgress(phase: phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
+                                              framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
+            if job.state.isFinal {
+                progress.finish()
+                FileHandle.standardError.write(Data("tessera: \(JobText.line(job))\n".utf8))
+                return job
+            }
+            _ = try store.waitForChanges(timeout: 5)
+        }
+    }
+
+    func phase(_ state: JobState) -> TranscodeProgress.Phase {
+        switch state {
+        case .queued: return .queued
+        case .planning: return .planning
+        case .encoding: return .encoding
+        case .stitching: return .stitching
+        case .done: return .done
+        case .failed: return .failed
+        case .canceled: return .canceled
+        }
+    }
+}
+
+enum JobText {
+    static func line(_ j: JobRecord) -> String {
+        var s = "\(j.id) \(j.state.rawValue)"
+        if j.segmentsTotal > 0 { s += " \(j.segmentsDone)/\(j.segmentsTotal) segments (\(Int(j.progress * 100))%)" }
+        s += " \(j.input) -> \(j.output)"
+        if let error = j.error, j.state == .failed { s += ": \(error)" }
+        return s
+    }
+
+    static func table(_ jobs: [JobRecord]) -> String {
+        jobs.isEmpty ? "no jobs" : jobs.map(line).joined(separator: "\n")
+    }
+}
