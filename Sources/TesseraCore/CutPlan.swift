@@ -14,6 +14,18 @@ public struct PlannedSegment: Codable, Hashable, Sendable {
     /// What the first shipped packet is.
     public var entry: RandomAccess
 
+    public init(index: Int, startPTS: Int64, endPTS: Int64, firstPacket: Int, lastPacket: Int, frameCount: Int,
+                preRollPackets: Int, entry: RandomAccess) {
+        self.index = index
+        self.startPTS = startPTS
+        self.endPTS = endPTS
+        self.firstPacket = firstPacket
+        self.lastPacket = lastPacket
+        self.frameCount = frameCount
+        self.preRollPackets = preRollPackets
+        self.entry = entry
+    }
+
     public var packetCount: Int { lastPacket - firstPacket + 1 }
 }
 

@@ -31,7 +31,10 @@ public struct EmbeddedPostgres: Sendable {
 
     /// libpq connection string for the Tessera database on this server.
     public var url: String { "host='\(escaped(directory.path))' dbname=\(Self.database) user=\(Self.user)" }
-    var maintenanceURL: String { "host='\(escaped(directory.path))' dbname=postgres user=\(Self.user)" }
+    var maintenanceURL: String { url(database: "postgres") }
+
+    /// libpq connection string for another database on this server.
+    public func url(database: String) -> String { "host='\(escaped(directory.path))' dbname=\(database) user=\(Self.user)" }
 
     func escaped(_ s: String) -> String {
         s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")

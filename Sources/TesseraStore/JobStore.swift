@@ -57,12 +57,19 @@ public final class JobStore {
 
     /// Finds a job by its id or a unique prefix of it.
     public func job(_ idOrPrefix: String) throws(StoreError) -> JobRecord {
+        try Self.validateID(idOrPrefix)
         let key = idOrPrefix.lowercased()
-        guard !key.isEmpty, key.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw StoreError("'\(idOrPrefix)' is not a job id") }
         let rows = try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY created_at LIMIT 2", [key])
         guard let row = rows.first else { throw StoreError("no job \(idOrPrefix)") }
         guard rows.count == 1 || rows[0].string("id") == key else { throw StoreError("job id prefix \(idOrPrefix) is ambiguous") }
         return try JobRecord(row)
+    }
+
+    /// Refuses what cannot be a job id or a prefix of one.
+    public static func validateID(_ idOrPrefix: String) throws(StoreError) {
+        guard !idOrPrefix.isEmpty, idOrPrefix.count <= 36, idOrPrefix.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+            throw StoreError("'\(idOrPrefix)' is not a job id")
+        }
     }
 
     public func jobs(state: JobState? = nil, limit: Int = 1000) throws(StoreError) -> [JobRecord] {

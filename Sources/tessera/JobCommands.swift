@@ -49,6 +49,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         do throws(StoreError) {
+            if let job { try JobStore.validateID(job) }
             let store = try database.open()
             defer { store.close() }
             if let job {

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// The job commands as users script them, against an embedded PostgreSQL in a private directory.
+@Suite(.serialized) struct JobCLITests {
+    let binary = Tool.tesseraBinary
+
+    @Test func submitStatusListCancel() throws {
+        let dir = Fixtures.directory.appendingPathComponent("db-\(UUID().uuidString.prefix(6))").path
+        let db = ["--data-dir", dir]
+        defer {
+            _ = try? Tool.run(binary, ["db", "stop"] + db)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let submitted = try Tool.run(binary, ["submit", source, "-o", Fixtures.output("queued.mp4"), "--crf", "20"] + db)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let id = submitted.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: id) != nil, "stdout holds the job id alone: '\(submitted.text)'")
+
+        let status = try Tool.run(binary, ["status", String(id.prefix(8)), "--json"] + db)
+        #expect(status.status == 0, "\(status.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])
+        #expect(json["id"] as? String == id)
+        #expect(json["state"] as? String == "queued")
+        let spec = try #require(json["spec"] as? [String: Any])
+        #expect((spec["settings"] as? [String: Any])?["crf"] as? Double == 20)
+
+        let canceled = try Tool.run(binary, ["cancel", id] + db)
+        #expect(canceled.status == 0, "\(canceled.stderr)")
+        let list = try Tool.run(binary, ["list", "--state", "canceled", "--json"] + db)
+        let jobs = try #require(try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]])
+        #expect(jobs.map { $0["id"] as? String } == [id])
+        #expect(jobs.first?["state"] as? String == "canceled")
+
+        let unknown = try Tool.run(binary, ["status", "00000000-0000-0000-0000-000000000000"] + db)
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr == "tessera: no job 00000000-0000-0000-0000-000000000000\n")
+
+        let running = try Tool.run(binary, ["db", "status"] + db)
+        #expect(running.status == 0 && running.text.hasPrefix("running"))
+        let migrate = try Tool.run(binary, ["migrate"] + db)
+        #expect(migrate.status == 0 && migrate.stderr.contains("up to date"))
+    }
+
+    /// Unknown job, malformed URL, unreachable server, PostgreSQL not installed: one line, non-zero exit.
+    @Test(arguments: ["unknown-job", "malformed-url", "unreachable", "not-installed", "missing-input"])
+    func badInputIsAOneLineError(_ kind: String) throws {
+        let args: [String]
+        var env: [String: String] = [:]
+        let expected: String
+        switch kind {
+        case "unknown-job":
+            // An empty state directory: nothing is started for a malformed id.
+            args = ["status", "zzzz-not-a-job", "--database-url", "postgresql://127.0.0.1:1/none"]
+            expected = "not a job id"
+        case "malformed-url":
+            args = ["list", "--database-url", "postgresql://%zz"]
+            expected = "malformed database URL"
+        case "unreachable":
+            args = ["list", "--database-url", "postgresql://127.0.0.1:1/tessera?connect_timeout=2"]
+            expected = "cannot connect"
+        case "not-installed":
+            args = ["list", "--data-dir", Fixtures.directory.appendingPathComponent("never").path]
+            env["TESSERA_PG_BINDIR"] = "/nonexistent/bin"
+            expected = "not installed"
+        default:
+            args = ["submit", "/no/such/input.mov", "-o", Fixtures.output("x.mp4"), "--database-url", "postgresql://127.0.0.1:1/none"]
+            expected = "no such file"
+        }
+        let result = try Tool.run(binary, args, environment: env)
+        #expect(result.status != 0)
+        let lines = result.stderr.split(whereSeparator: \.isNewline)
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+        #expect(result.text.isEmpty)
+    }
+}
