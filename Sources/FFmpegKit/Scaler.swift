@@ -11,9 +11,13 @@ public final class Scaler {
     var sourceKey: (Int32, Int32, Int32) = (0, 0, -1)
     let output = Frame()
 
-    public init(width: Int32, height: Int32, pixelFormat: String, quality: String = "bicubic") throws(FFmpegError) {
+    /// Whether the output is full range (0-255); the source's range is read from each frame.
+    let fullRange: Bool
+
+    public init(width: Int32, height: Int32, pixelFormat: String, fullRange: Bool = false, quality: String = "bicubic") throws(FFmpegError) {
         self.width = width
         self.height = height
+        self.fullRange = fullRange
         format = av_get_pix_fmt(pixelFormat)
         guard format != AV_PIX_FMT_NONE else { throw FFmpegError("unknown pixel format \(pixelFormat)", call: "av_get_pix_fmt") }
         switch quality {
@@ -26,9 +30,30 @@ public final class Scaler {
 
     deinit { sws_freeContext(context) }
 
-    /// Whether `frame` already has the output size and format.
+    /// Whether `frame` already has the output size, format and range; then it goes to the encoder as is.
+    /// A full-range `yuvj` frame passes as its plain twin when the output is full range too.
     public func passesThrough(_ frame: Frame) -> Bool {
-        frame.raw.pointee.width == width && frame.raw.pointee.height == height && frame.raw.pointee.format == format.rawValue
+        guard frame.raw.pointee.width == width && frame.raw.pointee.height == height else { return false }
+        let source = frame.raw.pointee.format
+        if source == format.rawValue { return Self.isFullRange(frame) == fullRange }
+        if fullRange, Self.plainTwin(AVPixelFormat(source)) == format {
+            frame.raw.pointee.format = format.rawValue
+            return true
+        }
+        return false
+    }
+
+    static func plainTwin(_ format: AVPixelFormat) -> AVPixelFormat? {
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P
+        default: return nil
+        }
+    }
+
+    static func isFullRange(_ frame: Frame) -> Bool {
+        frame.raw.pointee.color_range == AVCOL_RANGE_JPEG || plainTwin(AVPixelFormat(frame.raw.pointee.format)) != nil
     }
 
     /// Converts `frame`; the result is owned by the scaler and valid until the next call.
@@ -39,6 +64,10 @@ public final class Scaler {
             sws_freeContext(context)
             context = sws_getContext(key.0, key.1, AVPixelFormat(key.2), width, height, format, flags, nil, nil, nil)
             guard context != nil else { throw FFmpegError("cannot convert \(frame.pixelFormatName ?? "?") \(key.0)x\(key.1)", call: "sws_getContext") }
+            // Keep the range: full-range sources stay full range when the output is tagged full range.
+            let coefficients = sws_getCoefficients(SWS_CS_DEFAULT)
+            sws_setColorspaceDetails(context, coefficients, Self.isFullRange(frame) ? 1 : 0, coefficients, fullRange ? 1 : 0,
+                                     0, 1 << 16, 1 << 16)
             sourceKey = key
         }
         output.unref()
@@ -48,6 +77,7 @@ public final class Scaler {
         try check(av_frame_get_buffer(output.raw, 0), "av_frame_get_buffer")
         try check(sws_scale_frame(context, output.raw, src), "sws_scale_frame")
         try check(av_frame_copy_props(output.raw, src), "av_frame_copy_props")
+        output.raw.pointee.color_range = fullRange ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
         return output
     }
 }

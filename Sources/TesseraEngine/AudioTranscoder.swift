@@ -13,6 +13,8 @@ public struct AudioTrack: Sendable {
     /// Seconds per AAC frame.
     public var frameSeconds: Double
     public var copied: Bool
+    /// Gaps filled with silence and overlaps trimmed to keep the source's timeline.
+    public var timelineRepairs: Int = 0
 }
 
 public enum AudioTranscoder {
@@ -20,15 +22,21 @@ public enum AudioTranscoder {
         switch plan.audio {
         case .none:
             return nil
-        case .copy(let index):
-            return try copy(plan, streamIndex: index)
+        case .copy(let index, let strict):
+            if let track = try copy(plan, streamIndex: index, strict: strict) { return track }
+            // The source's AAC has holes in its timeline: encode it, filling them with silence.
+            let stream = plan.probe.audio!
+            return try encode(plan, streamIndex: index, sampleRate: stream.sampleRate, channels: stream.channels,
+                              bitrate: 64_000 * min(stream.channels, 6), cancellation: cancellation)
         case .encode(let index, let rate, let channels, let bitrate):
             return try encode(plan, streamIndex: index, sampleRate: rate, channels: channels, bitrate: bitrate,
                               cancellation: cancellation)
         }
     }
 
-    static func copy(_ plan: JobPlan, streamIndex: Int) throws(TesseraError) -> AudioTrack {
+    /// The stream's packets as they are; nil when they do not form one continuous timeline and the
+    /// copy was not demanded (`strict`).
+    static func copy(_ plan: JobPlan, streamIndex: Int, strict: Bool) throws(TesseraError) -> AudioTrack? {
         let path = plan.inputPath
         do {
             let input = try MediaInput(path: path)
@@ -41,8 +49,17 @@ public enum AudioTranscoder {
             }
             let tb = stream.timeBase
             let firstPTS = stream.startTime ?? packets.first?.pts ?? 0
-            let total = packets.reduce(Int64(0)) { $0 + $1.duration }
-            let duration = stream.duration.map { tb.seconds($0) } ?? tb.seconds(total)
+            // Continuous when each packet starts where the one before ended (within 50 ms).
+            let tolerance = Int64(0.05 / tb.doubleValue)
+            var continuous = true
+            var end = packets.first?.pts ?? 0
+            for p in packets {
+                guard let pts = p.pts else { continue }
+                if abs(pts - end) > tolerance { continuous = false }
+                end = pts + p.duration
+            }
+            if !continuous && !strict { return nil }
+            let duration = tb.seconds(end - (packets.first?.pts ?? 0) - max(0, firstPTS - (packets.first?.pts ?? 0)))
             let frame = stream.parameters.frameSize > 0 ? Int(stream.parameters.frameSize) : 1024
             return AudioTrack(parameters: stream.parameters, timeBase: tb, packets: packets,
                               startSeconds: tb.seconds(firstPTS), sourceDurationSeconds: duration,
@@ -71,6 +88,7 @@ public enum AudioTranscoder {
             var startSeconds = 0.0
             var decodedSamples = 0
             var nextPTS: Int64 = 0
+            var gaps = 0
 
             func drainEncoder() throws {
                 while try encoder.receive(packet) == .ready {
@@ -87,15 +105,36 @@ public enum AudioTranscoder {
                     try drainEncoder()
                 }
             }
+            // Follow the source's timeline, not just its sample count: a gap in the timestamps becomes
+            // silence, an overlap is trimmed, so everything after stays in sync with the video.
+            let tolerance = Int64(Double(sampleRate) * 0.05)
+            var timelineEnd = 0.0
             func drainDecoder() throws {
                 while try decoder.receive(decoded) == .ready {
                     defer { decoded.unref() }
+                    let pts = decoded.pts
                     if startTicks == nil {
-                        let pts = decoded.pts ?? stream.startTime ?? 0
-                        startSeconds = stream.timeBase.seconds(pts)
-                        let ticks = stream.timeBase.rescale(pts, to: outBase)
+                        let first = pts ?? stream.startTime ?? 0
+                        startSeconds = stream.timeBase.seconds(first)
+                        let ticks = stream.timeBase.rescale(first, to: outBase)
                         startTicks = ticks
                         nextPTS = ticks
+                    } else if let pts {
+                        let expected = nextPTS + Int64(resampler.buffered + resampler.delayed)
+                        let drift = stream.timeBase.rescale(pts, to: outBase) - expected
+                        if drift > tolerance {
+                            try resampler.drain()
+                            try resampler.pushSilence(samples: Int(drift))
+                            gaps += 1
+                        } else if drift < -tolerance {
+                            try resampler.drain()
+                            resampler.dropNewest(samples: Int(-drift))
+                            gaps += 1
+                        }
+                    }
+                    if let pts {
+                        let end = stream.timeBase.seconds(pts) + Double(decoded.sampleCount) / Double(max(1, decoded.sampleRate))
+                        timelineEnd = max(timelineEnd, end)
                     }
                     decodedSamples += decoded.sampleCount
                     try resampler.push(decoded)
@@ -107,12 +146,12 @@ public enum AudioTranscoder {
             while try input.read(into: source) {
                 guard source.streamIndex == streamIndex else { continue }
                 try cancellation.check()
-                // A damaged audio packet is skipped, as players do; it does not fail the job.
-                var status: CodecStatus
-                do { status = try decoder.send(source) } catch { continue }
-                while status == .needsInput {
-                    try drainDecoder()
-                    status = try decoder.send(source)
+                // A damaged audio packet is skipped, as players do; the timeline keeps the rest in place.
+                var sent = false
+                while !sent {
+                    let status: CodecStatus
+                    do { status = try decoder.send(source) } catch { break }
+                    if status == .needsInput { try drainDecoder() } else { sent = true }
                 }
                 try drainDecoder()
             }
@@ -123,10 +162,11 @@ public enum AudioTranscoder {
             _ = try encoder.send(nil)
             try drainEncoder()
             guard decodedSamples > 0 else { throw FFmpegError("no audio samples decoded", call: "decode") }
+            // The length of the source's audio timeline (what the output must match), not the sample count.
+            let duration = timelineEnd > startSeconds ? timelineEnd - startSeconds : Double(decodedSamples) / Double(max(1, decoder.sampleRate))
             return AudioTrack(parameters: try encoder.parameters, timeBase: outBase, packets: packets,
-                              startSeconds: startSeconds,
-                              sourceDurationSeconds: Double(decodedSamples) / Double(max(1, decoder.sampleRate)),
-                              frameSeconds: Double(frameSize) / Double(sampleRate), copied: false)
+                              startSeconds: startSeconds, sourceDurationSeconds: duration,
+                              frameSeconds: Double(frameSize) / Double(sampleRate), copied: false, timelineRepairs: gaps)
         } catch let error as TesseraError {
             throw error
         } catch {

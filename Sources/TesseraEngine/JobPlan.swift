@@ -6,7 +6,8 @@ import TesseraCore
 public struct JobPlan: Sendable {
     public enum AudioPlan: Sendable, Equatable {
         case none
-        case copy(streamIndex: Int)
+        /// Copy the stream; `strict` when the user asked for it (otherwise a broken timeline is re-encoded).
+        case copy(streamIndex: Int, strict: Bool)
         case encode(streamIndex: Int, sampleRate: Int, channels: Int, bitrate: Int)
     }
 
@@ -58,7 +59,9 @@ public enum JobPlanner {
 
         // 4:2:0 needs even dimensions.
         let width = Int32(max(2, video.width & ~1)), height = Int32(max(2, video.height & ~1))
-        let params = video.parameters
+        var params = video.parameters
+        // yuvj formats are full range whether or not the stream says so.
+        if params.colorRange == 0, video.pixelFormat?.hasPrefix("yuvj") == true { params.colorRange = 2 }
         let outputRate = frameRate.isValid ? frameRate : Rational(Int32((planner.framesPerSecond * 1000).rounded()), 1000)
         let output = VideoOutputFormat(
             width: width, height: height, pixelFormat: "yuv420p", timeBase: video.timeBase, frameRate: outputRate,
@@ -100,9 +103,9 @@ public enum JobPlanner {
             guard compatible else {
                 throw TesseraError(.settings, "--audio copy", "\(probe.path) has \(stream.codecName) audio, which MP4 cannot carry as is; use --audio aac")
             }
-            return .copy(streamIndex: stream.index)
+            return .copy(streamIndex: stream.index, strict: true)
         case .auto where compatible && untouched:
-            return .copy(streamIndex: stream.index)
+            return .copy(streamIndex: stream.index, strict: false)
         default:
             let channels = audio.channels ?? min(stream.channels, 8)
             let rate = audio.sampleRate ?? (stream.sampleRate > 96000 ? 48000 : stream.sampleRate)

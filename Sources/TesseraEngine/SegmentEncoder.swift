@@ -36,7 +36,7 @@ public enum SegmentEncoder {
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
             let encoder = try Encoder(video: encoderConfig(header.output, header.settings))
             let scaler = try Scaler(width: header.output.width, height: header.output.height,
-                                    pixelFormat: header.output.pixelFormat)
+                                    pixelFormat: header.output.pixelFormat, fullRange: header.output.colorRange == 2)
             let frame = Frame()
             let encoded = Packet()
             var kept = 0, decoded = 0

@@ -48,4 +48,43 @@ import TesseraCore
         let bits = Double(rate.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(abs(bits - 96_000) < 96_000 * 0.25, "bit_rate \(bits)")
     }
+
+    /// A one-second hole in the audio timestamps stays a one-second silence in the same place, so the
+    /// rest of the audio keeps its sync with the video.
+    @Test func audioTimelineGapsStayInPlace() throws {
+        let source = try Fixtures.media("audio-gap.mkv", Fixtures.lavfi + ["-t", "5", "-c:v", "libx264", "-preset", "veryfast", "-g", "25",
+                                                                       "-c:a", "aac", "-bsf:a", "setts=ts=TS+if(gte(TS\\,2000)\\,1000\\,0)"])
+        let output = Fixtures.output("audio-gap.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let report = try LocalTranscoder().transcode(input: source, output: output, options: quickOptions())
+        #expect(report.audioCopied == false, "a broken timeline is re-encoded, not copied")
+        let facts = try OutputFacts.read(output)
+        #expect(abs((facts.audioDuration ?? 0) - 6.0) < 0.06, "audio follows the source timeline: \(facts.audioDuration ?? 0) s")
+        let detect = try Tool.run("ffmpeg", ["-nostdin", "-i", output, "-map", "0:a", "-af", "silencedetect=n=-50dB:d=0.3", "-f", "null", "-"]).stderr
+        func value(_ key: String) -> Double? {
+            detect.components(separatedBy: key).dropFirst().first?.split(whereSeparator: { $0 == " " || $0.isNewline }).first.flatMap { Double($0) }
+        }
+        let start = try #require(value("silence_start: ")), end = try #require(value("silence_end: "))
+        #expect(abs(start - 2.0) < 0.06 && abs(end - 3.0) < 0.06, "silence from \(start) to \(end) s")
+    }
+
+    /// Broadcast recordings switch between 5.1 and stereo mid-stream; the resampler follows.
+    @Test func channelLayoutChangesMidStream() throws {
+        let first = try Fixtures.media("surround.ts", Fixtures.lavfi + ["-t", "2", "-c:v", "libx264", "-preset", "veryfast", "-g", "25",
+                                                                      "-ac", "6", "-c:a", "ac3"])
+        let second = try Fixtures.media("stereo-later.ts", Fixtures.lavfi + ["-t", "2", "-c:v", "libx264", "-preset", "veryfast", "-g", "25",
+                                                                           "-ac", "2", "-c:a", "ac3", "-output_ts_offset", "2.08"])
+        let joined = Fixtures.directory.appendingPathComponent("layout-switch.ts").path
+        if !FileManager.default.fileExists(atPath: joined) {
+            FileManager.default.createFile(atPath: joined, contents: try Data(contentsOf: URL(fileURLWithPath: first))
+                                           + Data(contentsOf: URL(fileURLWithPath: second)))
+        }
+        let output = Fixtures.output("layout-switch.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try LocalTranscoder().transcode(input: joined, output: output, options: quickOptions())
+        let facts = try OutputFacts.read(output)
+        #expect(facts.codecs == ["h264", "aac"])
+        #expect(abs((facts.audioDuration ?? 0) - 4.0) < 0.1, "\(facts.audioDuration ?? 0) s")
+        #expect(facts.decodeErrors.isEmpty)
+    }
 }

@@ -12,10 +12,12 @@ enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case variableFrameRate
     case singleKeyframe
     case prores
+    case fullRangeH264
+    case fullRangeMJPEG
 
     var testDescription: String { rawValue }
 
-    var hasAudio: Bool { self != .variableFrameRate }
+    var hasAudio: Bool { ![.variableFrameRate, .fullRangeH264, .fullRangeMJPEG].contains(self) }
 
     func make() throws -> String {
         let l = Fixtures.lavfi
@@ -40,6 +42,13 @@ enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
                                                             "-keyint_min", "1000", "-sc_threshold", "0", "-c:a", "aac"])
         case .prores:
             return try Fixtures.media("prores.mov", l + ["-t", "4", "-c:v", "prores_ks", "-profile:v", "2", "-c:a", "pcm_s16le"])
+        case .fullRangeH264:
+            // Phones record full-range H.264; it must not come out washed out.
+            return try Fixtures.media("full-range.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "3",
+                                                         "-pix_fmt", "yuvj420p", "-c:v", "libx264", "-preset", "veryfast", "-g", "25"])
+        case .fullRangeMJPEG:
+            return try Fixtures.media("mjpeg.mov", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "3",
+                                                    "-pix_fmt", "yuvj422p", "-c:v", "mjpeg", "-q:v", "3"])
         }
     }
 }
