@@ -22,7 +22,7 @@ public final class Packet {
         raw.pointee.pts = media.pts.avTimestamp
         raw.pointee.dts = media.dts.avTimestamp
         raw.pointee.duration = media.duration
-        raw.pointee.flags = media.isKey ? AV_PKT_FLAG_KEY : 0
+        raw.pointee.flags = (media.isKey ? AV_PKT_FLAG_KEY : 0) | (media.isDiscard ? AV_PKT_FLAG_DISCARD : 0)
     }
 
     deinit {
@@ -59,7 +59,8 @@ public final class Packet {
 
     /// A self-contained copy for a payload.
     public var mediaPacket: MediaPacket {
-        MediaPacket(pts: pts, dts: dts, duration: duration, flags: isKey ? MediaPacket.keyFlag : 0,
+        MediaPacket(pts: pts, dts: dts, duration: duration,
+                    flags: (isKey ? MediaPacket.keyFlag : 0) | (isDiscard ? MediaPacket.discardFlag : 0),
                     data: withData { Array($0) })
     }
 

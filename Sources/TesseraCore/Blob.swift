@@ -48,6 +48,8 @@ public enum Blob {
         let headerLength = Int(try reader.u32())
         let header = try reader.bytes(headerLength)
         let count = Int(try reader.u32())
+        // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
+        guard count <= (reader.end - reader.offset) / 32 else { throw .truncated }
         var packets: [MediaPacket] = []
         packets.reserveCapacity(count)
         for _ in 0..<count {

@@ -85,12 +85,14 @@ public struct PlanOptions: Sendable, Hashable {
 
 public enum PlanError: Error, Equatable, CustomStringConvertible {
     case noFrames
+    case noTimestamps
     case noRandomAccessPoint
     case duplicateTimestamp(Int64)
 
     public var description: String {
         switch self {
         case .noFrames: return "the video stream has no frames with timestamps"
+        case .noTimestamps: return "the video packets carry no timestamps (a raw elementary stream? put it in a container first)"
         case .noRandomAccessPoint: return "the video stream has no random-access point (no IDR, recovery point or intra frame)"
         case .duplicateTimestamp(let pts): return "two video frames share the presentation timestamp \(pts)"
         }

@@ -24,9 +24,8 @@ public struct CutPlanner: Sendable {
         self.timeBase = timeBase
         self.frameRate = frameRate
         randomAccessIndices = packets.filter { $0.randomAccess != .none }.map(\.index)
-        guard let first = randomAccessIndices.first else {
-            throw packets.contains(where: { $0.pts != nil }) ? PlanError.noRandomAccessPoint : PlanError.noFrames
-        }
+        guard packets.contains(where: { $0.pts != nil }) else { throw PlanError.noTimestamps }
+        guard let first = randomAccessIndices.first else { throw PlanError.noRandomAccessPoint }
         firstRandomAccess = first
         guard let originPTS = packets[first].pts else { throw PlanError.noRandomAccessPoint }
         var shown: [(pts: Int64, index: Int)] = []
@@ -96,7 +95,8 @@ public struct CutPlanner: Sendable {
         let n = display.count
         let fps = framesPerSecond
         let keyint = max(1, options.keyint)
-        var target = Int((options.segmentSeconds * fps).rounded())
+        // No segment longer than the whole stream, however long the request.
+        var target = Int(min(Double(n), max(1, (options.segmentSeconds * fps).rounded())))
         // Whole GOPs: round to the nearest multiple of keyint, unless asked for well under one GOP.
         if target * 2 >= keyint {
             target = max(1, Int((Double(target) / Double(keyint)).rounded())) * keyint

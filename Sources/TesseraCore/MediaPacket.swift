@@ -1,6 +1,8 @@
 /// A compressed packet with its exact timestamps, as it travels inside a payload.
 public struct MediaPacket: Hashable, Sendable {
     public static let keyFlag: UInt32 = 1
+    /// The demuxer marked the packet's frame to be dropped (MP4 edit lists); the decoder drops it.
+    public static let discardFlag: UInt32 = 4
 
     public var pts: Int64?
     public var dts: Int64?
@@ -17,4 +19,5 @@ public struct MediaPacket: Hashable, Sendable {
     }
 
     public var isKey: Bool { flags & Self.keyFlag != 0 }
+    public var isDiscard: Bool { flags & Self.discardFlag != 0 }
 }

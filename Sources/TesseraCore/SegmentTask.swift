@@ -48,6 +48,11 @@ public struct SegmentTask: BlobPayload {
     }
 
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
+        let s = header.segment
+        guard s.index >= 0, s.firstPacket >= 0, s.lastPacket >= s.firstPacket, s.frameCount > 0, s.endPTS > s.startPTS,
+              header.timeBase.isValid, header.output.width > 0, header.output.height > 0 else {
+            throw .badHeader("segment fields out of range")
+        }
         guard packets.count == header.segment.packetCount else {
             throw .badHeader("\(packets.count) packets for a segment of \(header.segment.packetCount)")
         }
@@ -83,6 +88,7 @@ public struct EncodedSegment: BlobPayload {
     }
 
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
+        guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
         guard packets.count == header.frameCount else {
             throw .badHeader("\(packets.count) packets for \(header.frameCount) frames")
         }

@@ -8,6 +8,8 @@ public struct AudioTrack: Sendable {
     public var packets: [MediaPacket]
     /// Source time of the first sample, in seconds on the input's clock.
     public var startSeconds: Double
+    /// The same instant in `timeBase` ticks.
+    public var startTicks: Int64
     /// The source audio's length in seconds.
     public var sourceDurationSeconds: Double
     /// Seconds per AAC frame.
@@ -18,7 +20,7 @@ public struct AudioTrack: Sendable {
 }
 
 public enum AudioTranscoder {
-    public static func run(_ plan: JobPlan, cancellation: CancellationFlag = CancellationFlag()) throws(TesseraError) -> AudioTrack? {
+    public static func run(_ plan: JobPlan, halted: @Sendable () -> Bool = { false }) throws(TesseraError) -> AudioTrack? {
         switch plan.audio {
         case .none:
             return nil
@@ -27,10 +29,9 @@ public enum AudioTranscoder {
             // The source's AAC has holes in its timeline: encode it, filling them with silence.
             let stream = plan.probe.audio!
             return try encode(plan, streamIndex: index, sampleRate: stream.sampleRate, channels: stream.channels,
-                              bitrate: 64_000 * min(stream.channels, 6), cancellation: cancellation)
+                              bitrate: 64_000 * min(stream.channels, 6), halted: halted)
         case .encode(let index, let rate, let channels, let bitrate):
-            return try encode(plan, streamIndex: index, sampleRate: rate, channels: channels, bitrate: bitrate,
-                              cancellation: cancellation)
+            return try encode(plan, streamIndex: index, sampleRate: rate, channels: channels, bitrate: bitrate, halted: halted)
         }
     }
 
@@ -62,7 +63,7 @@ public enum AudioTranscoder {
             let duration = tb.seconds(end - (packets.first?.pts ?? 0) - max(0, firstPTS - (packets.first?.pts ?? 0)))
             let frame = stream.parameters.frameSize > 0 ? Int(stream.parameters.frameSize) : 1024
             return AudioTrack(parameters: stream.parameters, timeBase: tb, packets: packets,
-                              startSeconds: tb.seconds(firstPTS), sourceDurationSeconds: duration,
+                              startSeconds: tb.seconds(firstPTS), startTicks: firstPTS, sourceDurationSeconds: duration,
                               frameSeconds: Double(frame) / Double(max(1, stream.sampleRate)), copied: true)
         } catch {
             throw TesseraError(.audio, path, "audio copy failed (\(error))")
@@ -70,7 +71,7 @@ public enum AudioTranscoder {
     }
 
     static func encode(_ plan: JobPlan, streamIndex: Int, sampleRate: Int, channels: Int, bitrate: Int,
-                       cancellation: CancellationFlag) throws(TesseraError) -> AudioTrack {
+                       halted: @Sendable () -> Bool) throws(TesseraError) -> AudioTrack {
         let path = plan.inputPath
         do {
             let input = try MediaInput(path: path)
@@ -145,7 +146,7 @@ public enum AudioTranscoder {
             let source = Packet()
             while try input.read(into: source) {
                 guard source.streamIndex == streamIndex else { continue }
-                try cancellation.check()
+                if halted() { throw TesseraError.canceled }
                 // A damaged audio packet is skipped, as players do; the timeline keeps the rest in place.
                 var sent = false
                 while !sent {
@@ -165,7 +166,7 @@ public enum AudioTranscoder {
             // The length of the source's audio timeline (what the output must match), not the sample count.
             let duration = timelineEnd > startSeconds ? timelineEnd - startSeconds : Double(decodedSamples) / Double(max(1, decoder.sampleRate))
             return AudioTrack(parameters: try encoder.parameters, timeBase: outBase, packets: packets,
-                              startSeconds: startSeconds, sourceDurationSeconds: duration,
+                              startSeconds: startSeconds, startTicks: startTicks ?? 0, sourceDurationSeconds: duration,
                               frameSeconds: Double(frameSize) / Double(sampleRate), copied: false, timelineRepairs: gaps)
         } catch let error as TesseraError {
             throw error

@@ -42,25 +42,35 @@ public struct LocalTranscoder: Sendable {
         let spool = try Spool(near: output)
         defer { spool.remove() }
 
+        // One part failing stops the others; the caller's own flag is only read.
+        let stop = CancellationFlag()
+        let caller = cancellation
+        let halted: @Sendable () -> Bool = { caller.isCancelled || stop.isCancelled }
+
         // Audio: once for the whole file, beside the video encoders.
         let audioResult = Locked<Result<AudioTrack?, TesseraError>?>(nil)
         let audioDone = startThread(name: "tessera-audio") {
             let result = Result<AudioTrack?, TesseraError> { () throws(TesseraError) in
-                try AudioTranscoder.run(plan, cancellation: cancellation)
+                try AudioTranscoder.run(plan, halted: halted)
             }
+            if case .failure = result { stop.cancel() }
             audioResult.withValue { $0 = result }
         }
 
-        let encoded = Result { () throws(TesseraError) in try encodeSegments(plan, workers: max(1, options.workers), spool: spool) }
-        if case .failure = encoded { cancellation.cancel() }
+        let encoded = Result { () throws(TesseraError) in
+            try encodeSegments(plan, workers: max(1, options.workers), spool: spool, halted: halted)
+        }
+        if case .failure = encoded { stop.cancel() }
         audioDone.wait()
-        let stats = try encoded.get()
         let audio: AudioTrack?
         switch audioResult.current {
         case .success(let track): audio = track
-        case .failure(let error): throw error
-        case nil: throw TesseraError(.audio, input, "audio thread ended without a result")
+        // The audio's own error explains a job that stopped because of it.
+        case .failure(let error) where error.kind != .canceled || caller.isCancelled: throw error
+        case .failure, nil: audio = nil
         }
+        let stats = try encoded.get()
+        if caller.isCancelled { throw TesseraError.canceled }
 
         progress(TranscodeProgress(phase: .stitching, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
                                    framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
@@ -97,7 +107,7 @@ public struct LocalTranscoder: Sendable {
     }
 
     /// Reads segments on this thread and encodes them on `workers` threads; results go to the spool.
-    func encodeSegments(_ plan: JobPlan, workers: Int, spool: Spool) throws(TesseraError) -> EncodeStats {
+    func encodeSegments(_ plan: JobPlan, workers: Int, spool: Spool, halted: @escaping @Sendable () -> Bool) throws(TesseraError) -> EncodeStats {
         let queue = WorkQueue<SegmentTask>(capacity: workers)
         let state = Locked(EncodeStats())
         let total = plan.cuts.segments.count
@@ -105,8 +115,7 @@ public struct LocalTranscoder: Sendable {
         let progress = self.progress
         let logger = self.logger
         progress(TranscodeProgress(phase: .encoding, segmentsDone: 0, segmentsTotal: total, framesDone: 0, framesTotal: frames))
-        let cancellation = self.cancellation
-        let failed: @Sendable () -> Bool = { state.current.error != nil || cancellation.isCancelled }
+        let failed: @Sendable () -> Bool = { state.current.error != nil || halted() }
         var groups: [DispatchGroup] = []
         for n in 0..<min(workers, total) {
             groups.append(startThread(name: "tessera-encoder-\(n)") {
@@ -135,7 +144,7 @@ public struct LocalTranscoder: Sendable {
         do {
             let source = try SegmentSource(plan: plan)
             try source.forEachTask { task throws(TesseraError) in
-                try cancellation.check()
+                if halted() { throw TesseraError.canceled }
                 guard queue.push(task) else { throw state.current.error ?? TesseraError(.segment, "job", "canceled") }
             }
         } catch {

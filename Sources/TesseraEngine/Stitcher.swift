@@ -23,9 +23,16 @@ public enum Stitcher {
         let videoTB = plan.output.timeBase
         let videoStart = videoTB.seconds(plan.cuts.firstPTS)
         let origin = min(videoStart, audio?.startSeconds ?? videoStart)
-        let videoOrigin = Int64((origin / videoTB.doubleValue).rounded(.down))
+        // Exact where the video is the origin; otherwise the audio's start converted once, exactly.
+        let videoOrigin: Int64
         var audioOrigin: Int64 = 0
-        if let audio { audioOrigin = Int64((origin / audio.timeBase.doubleValue).rounded()) }
+        if let audio, audio.startSeconds < videoStart {
+            audioOrigin = audio.startTicks
+            videoOrigin = audio.timeBase.rescale(audio.startTicks, to: videoTB)
+        } else {
+            videoOrigin = plan.cuts.firstPTS
+            if let audio { audioOrigin = videoTB.rescale(plan.cuts.firstPTS, to: audio.timeBase) }
+        }
 
         var params = CodecParameters(codecName: "h264")
         params.extradata = reference

@@ -44,6 +44,20 @@ import Testing
         #expect(throws: PayloadError.wrongMagic(expected: "TRES")) { _ = try EncodedSegment(serialized: sampleTask().serialized()) }
     }
 
+    /// A blob that claims four billion packets (with a valid checksum, which anyone can compute) is
+    /// refused before anything is allocated for them.
+    @Test func hostilePacketCountIsRefused() {
+        var bytes: [UInt8] = Array("TRES".utf8)
+        bytes.appendLE(Blob.currentVersion)
+        bytes.appendLE(UInt32(2))
+        bytes += Array("{}".utf8)
+        bytes.appendLE(UInt32.max)
+        var hasher = FNV1a64()
+        hasher.update(bytes)
+        bytes.appendLE(hasher.value)
+        #expect(throws: PayloadError.truncated) { _ = try EncodedSegment(serialized: bytes) }
+    }
+
     @Test func unknownVersionIsRefused() {
         var bytes = Array(sampleTask().serialized().dropLast(8))
         bytes[4] = 9
