@@ -28,6 +28,9 @@ let package = Package(
         // Swift wrapper over FFmpeg: the only module that touches its raw handles.
         .target(name: "FFmpegKit", dependencies: ["CFFmpeg", "CTesseraShim", "TesseraCore"]),
 
+        // Swift wrapper over libzmq.
+        .target(name: "ZMQKit", dependencies: ["CZeroMQ"]),
+
         // Swift wrapper over libpq.
         .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
 
@@ -61,6 +64,7 @@ let package = Package(
 
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore"]),
+        .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,157 @@
+/// The messages coordinator and workers exchange over ZeroMQ. Each is one header frame
+///
+///     "TSR" version:u8 kind:u8 JSON
+///
+/// optionally followed by one payload frame (a TSEG task or TRES result blob). Versioned and
+/// self-describing: a receiver refuses what it does not understand and never crashes on it.
+public enum ClusterMessage: Hashable, Sendable {
+    public static let version: UInt8 = 1
+    static let magic: [UInt8] = Array("TSR".utf8)
+
+    /// Worker → coordinator: I am here, with these capabilities, and can take `slots` tasks at once.
+    case ready(Ready)
+    /// Both ways, every heartbeat interval (the Paranoid Pirate pattern): I am alive.
+    case heartbeat
+    /// Coordinator → worker: encode this segment.
+    case task(TaskHeader, payload: [UInt8])
+    /// Worker → coordinator: the encoded segment.
+    case result(ResultHeader, payload: [UInt8])
+    /// Worker → coordinator: the segment could not be encoded.
+    case failure(Failure)
+    /// Coordinator → worker: stop what you are doing for this job.
+    case cancel(jobID: String)
+    /// Worker → coordinator: I am leaving (SIGTERM); these tasks go back.
+    case bye(handedBack: [SegmentRef])
+
+    public struct Ready: Codable, Hashable, Sendable {
+        public var workerID: String
+        public var host: String
+        public var slots: Int
+        /// Library versions and threads ("libavcodec", "libx264", "threads"): results are only accepted
+        /// from encoders that produce the job's headers.
+        public var capabilities: [String: String]
+
+        public init(workerID: String, host: String, slots: Int, capabilities: [String: String]) {
+            self.workerID = workerID
+            self.host = host
+            self.slots = slots
+            self.capabilities = capabilities
+        }
+    }
+
+    public struct SegmentRef: Codable, Hashable, Sendable {
+        public var jobID: String
+        public var index: Int
+
+        public init(jobID: String, index: Int) {
+            self.jobID = jobID
+            self.index = index
+        }
+    }
+
+    public struct TaskHeader: Codable, Hashable, Sendable {
+        public var segment: SegmentRef
+        /// The lease's attempt number, so a late result from an earlier attempt is recognised.
+        public var attempt: Int
+
+        public init(segment: SegmentRef, attempt: Int) {
+            self.segment = segment
+            self.attempt = attempt
+        }
+    }
+
+    public struct ResultHeader: Codable, Hashable, Sendable {
+        public var segment: SegmentRef
+        public var attempt: Int
+        /// FNV-1a of the payload, recorded in the store.
+        public var checksum: String
+
+        public init(segment: SegmentRef, attempt: Int, checksum: String) {
+            self.segment = segment
+            self.attempt = attempt
+            self.checksum = checksum
+        }
+    }
+
+    public struct Failure: Codable, Hashable, Sendable {
+        public var segment: SegmentRef
+        public var attempt: Int
+        public var error: String
+
+        public init(segment: SegmentRef, attempt: Int, error: String) {
+            self.segment = segment
+            self.attempt = attempt
+            self.error = error
+        }
+    }
+
+    enum Kind: UInt8 {
+        case ready = 1, heartbeat, task, result, failure, cancel, bye
+    }
+
+    struct JobRef: Codable { var jobID: String }
+    struct HandBack: Codable { var handedBack: [SegmentRef] }
+    struct Empty: Codable {}
+
+    /// The frames to send.
+    public func frames() -> [[UInt8]] {
+        func header<T: Encodable>(_ kind: Kind, _ body: T) -> [UInt8] {
+            Self.magic + [Self.version, kind.rawValue] + CanonicalJSON.data(body)
+        }
+        switch self {
+        case .ready(let r): return [header(.ready, r)]
+        case .heartbeat: return [header(.heartbeat, Empty())]
+        case .task(let t, let payload): return [header(.task, t), payload]
+        case .result(let r, let payload): return [header(.result, r), payload]
+        case .failure(let f): return [header(.failure, f)]
+        case .cancel(let job): return [header(.cancel, JobRef(jobID: job))]
+        case .bye(let back): return [header(.bye, HandBack(handedBack: back))]
+        }
+    }
+
+    /// Parses the frames of one message (without a ROUTER's identity frame).
+    public init(frames: [[UInt8]]) throws(WireError) {
+        guard let head = frames.first else { throw .empty }
+        guard head.count >= 5, Array(head[0..<3]) == Self.magic else { throw .notTessera }
+        guard head[3] == Self.version else { throw .unsupportedVersion(head[3]) }
+        guard let kind = Kind(rawValue: head[4]) else { throw .unknownKind(head[4]) }
+        let json = Array(head[5...])
+        let expectsPayload = kind == .task || kind == .result
+        guard frames.count == (expectsPayload ? 2 : 1) else { throw .wrongFrameCount(kind: "\(kind)", frames.count) }
+        func body<T: Decodable>(_ type: T.Type) throws(WireError) -> T {
+            do { return try CanonicalJSON.decode(type, from: json) } catch { throw .badHeader("\(kind)") }
+        }
+        switch kind {
+        case .ready:
+            let ready = try body(Ready.self)
+            guard ready.slots > 0, !ready.workerID.isEmpty else { throw .badHeader("ready") }
+            self = .ready(ready)
+        case .heartbeat: self = .heartbeat
+        case .task: self = .task(try body(TaskHeader.self), payload: frames[1])
+        case .result: self = .result(try body(ResultHeader.self), payload: frames[1])
+        case .failure: self = .failure(try body(Failure.self))
+        case .cancel: self = .cancel(jobID: try body(JobRef.self).jobID)
+        case .bye: self = .bye(handedBack: try body(HandBack.self).handedBack)
+        }
+    }
+}
+
+public enum WireError: Error, Equatable, CustomStringConvertible {
+    case empty
+    case notTessera
+    case unsupportedVersion(UInt8)
+    case unknownKind(UInt8)
+    case wrongFrameCount(kind: String, Int)
+    case badHeader(String)
+
+    public var description: String {
+        switch self {
+        case .empty: return "empty message"
+        case .notTessera: return "not a Tessera message"
+        case .unsupportedVersion(let v): return "protocol version \(v) (this build speaks \(ClusterMessage.version))"
+        case .unknownKind(let k): return "unknown message kind \(k)"
+        case .wrongFrameCount(let kind, let n): return "\(kind) message with \(n) frames"
+        case .badHeader(let kind): return "malformed \(kind) header"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import CZeroMQ
+
+/// A libzmq context. Closing it (`zmq_ctx_term`) blocks until every socket is closed, so it is explicit:
+/// close all sockets, then the context. Thread-safe, as libzmq contexts are.
+public final class ZMQContext: @unchecked Sendable {
+    // libzmq contexts are thread-safe; the handle is only read after init and cleared once by close().
+    let handle: UnsafeMutableRawPointer
+    private var closed = false
+
+    public init() throws(ZMQError) {
+        guard let ctx = zmq_ctx_new() else { throw ZMQError(call: "zmq_ctx_new") }
+        handle = ctx
+    }
+
+    deinit {
+        assert(closed, "ZMQContext released without close()")
+        if !closed { zmq_ctx_term(handle) }
+    }
+
+    /// Terminates the context; call after closing its sockets.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+
+    public static var version: String {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        zmq_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
+}

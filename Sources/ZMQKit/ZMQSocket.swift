@@ -1,0 +1,100 @@
+import CZeroMQ
+
+/// A libzmq socket. Not thread-safe: confine it to one thread. `close()` before the context closes.
+public final class ZMQSocket {
+    public enum Kind: Int32, Sendable {
+        case router = 6  // ZMQ_ROUTER
+        case dealer = 5  // ZMQ_DEALER
+        case pair = 0    // ZMQ_PAIR
+    }
+
+    var handle: UnsafeMutableRawPointer?
+
+    public init(_ context: ZMQContext, _ kind: Kind) throws(ZMQError) {
+        guard let socket = zmq_socket(context.handle, kind.rawValue) else { throw ZMQError(call: "zmq_socket") }
+        handle = socket
+        // Closing must not wait for undelivered messages.
+        try setOption(ZMQ_LINGER, Int32(0))
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if let handle { zmq_close(handle) }
+        handle = nil
+    }
+
+    func setOption<T>(_ option: Int32, _ value: T) throws(ZMQError) {
+        var v = value
+        try check(zmq_setsockopt(handle, option, &v, MemoryLayout<T>.size), "zmq_setsockopt(\(option))")
+    }
+
+    /// Frames larger than this are refused by the socket (ZMQ_MAXMSGSIZE); the peer is disconnected.
+    public func setMaximumMessageSize(_ bytes: Int64) throws(ZMQError) { try setOption(ZMQ_MAXMSGSIZE, bytes) }
+
+    /// The identity a ROUTER sees for this DEALER.
+    public func setRoutingID(_ id: [UInt8]) throws(ZMQError) {
+        try check(zmq_setsockopt(handle, ZMQ_ROUTING_ID, id, id.count), "zmq_setsockopt(ZMQ_ROUTING_ID)")
+    }
+
+    /// How many messages may queue per peer before sends block or drop.
+    public func setHighWaterMarks(send: Int32, receive: Int32) throws(ZMQError) {
+        try setOption(ZMQ_SNDHWM, send)
+        try setOption(ZMQ_RCVHWM, receive)
+    }
+
+    public func bind(_ endpoint: String) throws(ZMQError) { try check(zmq_bind(handle, endpoint), "zmq_bind(\(endpoint))") }
+    public func connect(_ endpoint: String) throws(ZMQError) { try check(zmq_connect(handle, endpoint), "zmq_connect(\(endpoint))") }
+    public func disconnect(_ endpoint: String) throws(ZMQError) { try check(zmq_disconnect(handle, endpoint), "zmq_disconnect(\(endpoint))") }
+
+    /// The endpoint actually bound (resolves `tcp://127.0.0.1:*`).
+    public var lastEndpoint: String? {
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var size = buffer.count
+        guard zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size) == 0 else { return nil }
+        return String(cString: buffer)
+    }
+
+    /// Sends one message of several frames.
+    public func send(_ frames: [[UInt8]]) throws(ZMQError) {
+        for (i, frame) in frames.enumerated() {
+            let flags = i + 1 < frames.count ? ZMQ_SNDMORE : 0
+            var rc: Int32 = -1
+            repeat {
+                rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+            } while rc < 0 && zmq_errno() == EINTR
+            try check(rc, "zmq_send")
+        }
+    }
+
+    /// Waits up to `timeout` seconds (nil: forever) for a message; nil when none arrived in time.
+    public func receive(timeout: Double?) throws(ZMQError) -> [[UInt8]]? {
+        guard try poll(timeout: timeout) else { return nil }
+        var frames: [[UInt8]] = []
+        while true {
+            var message = zmq_msg_t()
+            zmq_msg_init(&message)
+            defer { zmq_msg_close(&message) }
+            var rc: Int32 = -1
+            repeat { rc = zmq_msg_recv(&message, handle, 0) } while rc < 0 && zmq_errno() == EINTR
+            try check(rc, "zmq_msg_recv")
+            let size = zmq_msg_size(&message)
+            if size > 0, let data = zmq_msg_data(&message) {
+                frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
+            } else {
+                frames.append([])
+            }
+            guard zmq_msg_more(&message) == 1 else { return frames }
+        }
+    }
+
+    /// Whether a message is waiting, waiting up to `timeout` seconds (nil: forever).
+    public func poll(timeout: Double?) throws(ZMQError) -> Bool {
+        var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+        let ms: Int = timeout.map { max(0, Int(($0 * 1000).rounded(.up))) } ?? -1
+        var rc: Int32 = -1
+        repeat { rc = zmq_poll(&item, 1, ms) } while rc < 0 && zmq_errno() == EINTR
+        try check(rc, "zmq_poll")
+        return rc > 0 && item.revents & Int16(ZMQ_POLLIN) != 0
+    }
+}

@@ -1,0 +1,53 @@
+import Testing
+@testable import TesseraCore
+
+@Suite struct ClusterMessageTests {
+    static let all: [ClusterMessage] = [
+        .ready(.init(workerID: "w-1", host: "node7", slots: 2, capabilities: ["libx264": "164", "threads": "4"])),
+        .heartbeat,
+        .task(.init(segment: .init(jobID: "j", index: 3), attempt: 1), payload: [1, 2, 3]),
+        .result(.init(segment: .init(jobID: "j", index: 3), attempt: 1, checksum: "abc"), payload: Array(repeating: 7, count: 1000)),
+        .failure(.init(segment: .init(jobID: "j", index: 4), attempt: 2, error: "decoder returned 3 frames")),
+        .cancel(jobID: "j"),
+        .bye(handedBack: [.init(jobID: "j", index: 5)]),
+    ]
+
+    @Test(arguments: all)
+    func roundTrips(_ message: ClusterMessage) throws {
+        #expect(try ClusterMessage(frames: message.frames()) == message)
+    }
+
+    @Test func refusesWhatItDoesNotUnderstand() {
+        #expect(throws: WireError.empty) { _ = try ClusterMessage(frames: []) }
+        #expect(throws: WireError.notTessera) { _ = try ClusterMessage(frames: [Array("GET / HTTP/1.1".utf8)]) }
+        #expect(throws: WireError.unsupportedVersion(9)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [9, 2]]) }
+        #expect(throws: WireError.unknownKind(99)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [1, 99]]) }
+        #expect(throws: WireError.wrongFrameCount(kind: "task", 1)) {
+            _ = try ClusterMessage(frames: [ClusterMessageTests.all[2].frames()[0]])
+        }
+        #expect(throws: WireError.badHeader("ready")) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [1, 1] + Array("{".utf8)]) }
+    }
+
+    /// Random and mutated frames are refused with an error, never a crash.
+    @Test func garbageNeverCrashes() {
+        var rng = SystemRandomNumberGenerator()
+        var refused = 0
+        for i in 0..<5000 {
+            var frames = ClusterMessageTests.all[i % ClusterMessageTests.all.count].frames()
+            let f = Int.random(in: 0..<frames.count, using: &rng)
+            if frames[f].isEmpty || i % 3 == 0 {
+                frames[f] = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            } else {
+                let at = Int.random(in: 0..<frames[f].count, using: &rng)
+                frames[f][at] = UInt8.random(in: 0...255, using: &rng)
+            }
+            if i % 7 == 0 { frames.append([1]) }
+            if (try? ClusterMessage(frames: frames)) == nil { refused += 1 }
+        }
+        #expect(refused > 1000)
+    }
+}
+
+extension ClusterMessage: CustomTestStringConvertible {
+    public var testDescription: String { String(describing: self).prefix(40).description }
+}
