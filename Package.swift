@@ -52,18 +52,24 @@ let package = Package(
             dependencies: ["TesseraCore", "FFmpegKit", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // Coordinator and worker services.
+        .target(
+            name: "TesseraCluster",
+            dependencies: ["TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // The thin CLI.
         .executableTarget(
             name: "tessera",
             dependencies: [
-                "TesseraEngine", "TesseraCore", "TesseraStore",
+                "TesseraEngine", "TesseraCore", "TesseraStore", "TesseraCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
-        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore"]),
+        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "ZMQKit"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
     ],

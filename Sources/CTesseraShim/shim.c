@@ -15,6 +15,7 @@
 #include <libavutil/display.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/log.h>
+#include <x264.h>
 
 int tessera_averror_eof(void) { return AVERROR_EOF; }
 int tessera_averror_eagain(void) { return AVERROR(EAGAIN); }
@@ -102,3 +103,5 @@ int tessera_spawn_wait(char *const argv[], const char *directory, const char *st
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 255;
 }
+
+int tessera_x264_build(void) { return X264_BUILD; }

@@ -67,6 +67,7 @@ public enum FFmpeg {
             "libavutil": version(avutil_version()),
             "libswscale": version(swscale_version()),
             "libswresample": version(swresample_version()),
+            "libx264": String(tessera_x264_build()),
         ]
     }
 }

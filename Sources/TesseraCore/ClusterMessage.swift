@@ -136,6 +136,18 @@ public enum ClusterMessage: Hashable, Sendable {
     }
 }
 
+extension ClusterMessage {
+    /// The segment a result or failure is about.
+    public var segment: SegmentRef? {
+        switch self {
+        case .result(let header, _): return header.segment
+        case .failure(let failure): return failure.segment
+        case .task(let header, _): return header.segment
+        default: return nil
+        }
+    }
+}
+
 public enum WireError: Error, Equatable, CustomStringConvertible {
     case empty
     case notTessera

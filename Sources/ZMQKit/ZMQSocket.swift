@@ -29,6 +29,9 @@ public final class ZMQSocket {
         try check(zmq_setsockopt(handle, option, &v, MemoryLayout<T>.size), "zmq_setsockopt(\(option))")
     }
 
+    /// How long close() may wait to deliver queued messages (0: drop them).
+    public func setLinger(milliseconds: Int32) throws(ZMQError) { try setOption(ZMQ_LINGER, milliseconds) }
+
     /// Frames larger than this are refused by the socket (ZMQ_MAXMSGSIZE); the peer is disconnected.
     public func setMaximumMessageSize(_ bytes: Int64) throws(ZMQError) { try setOption(ZMQ_MAXMSGSIZE, bytes) }
 

@@ -45,4 +45,6 @@ int tessera_malloc_perturb(int byte);
 /// (or here when NULL), every other descriptor closed, and waits for it. Returns its exit status
 /// (128 + signal when killed), or -errno when it could not be started.
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path);
+/// The libx264 build number Tessera was compiled against (X264_BUILD).
+int tessera_x264_build(void);
 #endif

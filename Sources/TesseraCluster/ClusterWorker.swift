@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import TesseraCore
+import TesseraEngine
+import ZMQKit
+
+/// A stateless encoder node: no database, no shared filesystem. It connects to a coordinator, says what
+/// it can do, encodes the tasks it is sent and returns the results.
+///
+/// Heartbeats follow the ZeroMQ guide's Paranoid Pirate pattern: both sides send one every interval;
+/// a coordinator silent for `liveness` intervals is taken for gone and the worker reconnects with
+/// back-off (in-flight encodes carry on, and their results go to whichever coordinator answers). On
+/// stop (SIGTERM) it cancels its encodes, hands the tasks back and leaves.
+public final class ClusterWorker: @unchecked Sendable {
+    // Everything mutable is confined to the thread that calls run(); encoder threads only touch
+    // `completions` (locked) and their own cancellation flags.
+
+    public struct Options: Sendable {
+        public var endpoint: String
+        public var workerID: String
+        public var slots: Int
+        public var threads: Int
+        public var heartbeatInterval: Double
+        public var liveness: Int
+        public var maximumMessageSize: Int64
+
+        public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
+                    heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {
+            self.endpoint = endpoint
+            self.workerID = workerID
+            self.slots = slots
+            self.threads = threads
+            self.heartbeatInterval = heartbeatInterval
+            self.liveness = liveness
+            self.maximumMessageSize = maximumMessageSize
+        }
+    }
+
+    public static func defaultID() -> String {
+        "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    let options: Options
+    let logger: Logger
+    let completions = Locked<[ClusterMessage]>([])
+    var inFlight: [ClusterMessage.SegmentRef: CancellationFlag] = [:]
+
+    public init(options: Options, logger: Logger = Logger(label: "tessera.worker")) {
+        self.options = options
+        self.logger = logger
+    }
+
+    var ready: ClusterMessage {
+        var capabilities = EngineInfo.libraryVersions
+        capabilities["threads"] = String(options.threads)
+        return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
+                            capabilities: capabilities))
+    }
+
+    /// Works until `stop` is set; blocking.
+    public func run(stop: CancellationFlag) throws(ZMQError) {
+        let context = try ZMQContext()
+        defer { context.close() }
+        var backoff = options.heartbeatInterval
+        while !stop.isCancelled {
+            let socket = try connect(context)
+            let outcome = try serve(socket, stop: stop)
+            socket.close()
+            guard outcome == .coordinatorSilent else { return }
+            logger.warning("coordinator silent, reconnecting", metadata: ["worker.backoff": "\(backoff)"])
+            sleep(backoff, unless: stop)
+            backoff = min(backoff * 2, 32)
+        }
+        // Stopped between connections with work in hand: reconnect once to hand it back.
+        if !inFlight.isEmpty {
+            let socket = try connect(context)
+            handBack(socket)
+            socket.close()
+        }
+    }
+
+    func connect(_ context: ZMQContext) throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(context, .dealer)
+        try socket.setRoutingID(Array(options.workerID.utf8))
+        try socket.setMaximumMessageSize(options.maximumMessageSize)
+        try socket.connect(options.endpoint)
+        try socket.send(ready.frames())
+        logger.info("connected", metadata: ["worker.id": "\(options.workerID)", "coordinator": "\(options.endpoint)"])
+        return socket
+    }
+
+    enum Outcome { case stopped, coordinatorSilent }
+
+    func serve(_ socket: ZMQSocket, stop: CancellationFlag) throws(ZMQError) -> Outcome {
+        let interval = options.heartbeatInterval
+        var lastHeard = Date()
+        var nextBeat = Date().addingTimeInterval(interval)
+        while true {
+            if stop.isCancelled {
+                handBack(socket)
+                return .stopped
+            }
+            for message in completions.withValue({ q -> [ClusterMessage] in defer { q.removeAll() }; return q }) {
+                try socket.send(message.frames())
+                if let ref = message.segment { inFlight[ref] = nil }
+            }
+            if Date() >= nextBeat {
+                try socket.send(ClusterMessage.heartbeat.frames())
+                nextBeat = Date().addingTimeInterval(interval)
+            }
+            if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
+            guard let frames = try socket.receive(timeout: min(0.05, interval)) else { continue }
+            lastHeard = Date()
+            let message: ClusterMessage
+            do {
+                message = try ClusterMessage(frames: frames)
+            } catch {
+                logger.warning("dropped a malformed message", metadata: ["error": "\(error)"])
+                continue
+            }
+            switch message {
+            case .task(let header, let payload):
+                start(header, payload)
+            case .cancel(let jobID):
+                for (ref, flag) in inFlight where ref.jobID == jobID { flag.cancel() }
+            case .heartbeat, .ready, .result, .failure, .bye:
+                break
+            }
+        }
+    }
+
+    /// Encodes on a dedicated thread; the result is queued for the socket's thread to send.
+    func start(_ header: ClusterMessage.TaskHeader, _ payload: [UInt8]) {
+        let ref = header.segment
+        let flag = CancellationFlag()
+        inFlight[ref] = flag
+        let completions = self.completions
+        let logger = self.logger
+        let threads = options.threads
+        let thread = Thread { [weak self] in
+            let message: ClusterMessage
+            do {
+                var task = try SegmentTask(serialized: payload)
+                task.header.settings.threads = threads
+                let encoded = try SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
+                let bytes = encoded.serialized()
+                var hasher = FNV1a64()
+                hasher.update(bytes)
+                message = .result(.init(segment: ref, attempt: header.attempt, checksum: String(hasher.value, radix: 16)), payload: bytes)
+            } catch {
+                logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
+                message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))
+            }
+            completions.withValue { $0.append(message) }
+            _ = self
+        }
+        thread.stackSize = 16 << 20
+        thread.name = "tessera-encode-\(ref.index)"
+        thread.start()
+    }
+
+    /// Cancels every encode and tells the coordinator which tasks go back.
+    func handBack(_ socket: ZMQSocket) {
+        let pending = completions.withValue { q -> [ClusterMessage] in defer { q.removeAll() }; return q }
+        for message in pending { try? socket.send(message.frames()) }
+        let finished = Set(pending.compactMap(\.segment))
+        let open = inFlight.keys.filter { !finished.contains($0) }
+        for ref in open { inFlight[ref]?.cancel() }
+        // Give the goodbye up to a second to leave before the socket closes.
+        try? socket.setLinger(milliseconds: 1000)
+        try? socket.send(ClusterMessage.bye(handedBack: open.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }).frames())
+        logger.info("left the coordinator", metadata: ["worker.handedBack": "\(open.count)"])
+    }
+
+    func sleep(_ seconds: Double, unless stop: CancellationFlag) {
+        let until = Date().addingTimeInterval(seconds)
+        while Date() < until && !stop.isCancelled { Thread.sleep(forTimeInterval: 0.05) }
+    }
+}

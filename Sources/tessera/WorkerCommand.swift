@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TesseraCluster
+import TesseraEngine
+
+struct Worker: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a stateless encoder node that takes segments from a coordinator.",
+        discussion: "No database, no shared filesystem. SIGTERM or Ctrl-C hands the current task back and exits.")
+
+    @Option(help: "The coordinator's endpoint, e.g. tcp://coordinator:5555.") var connect: String
+    @Option(help: "libx264 threads per encode.") var threads: Int = 1
+    @Option(help: "Segments encoded at once.") var slots: Int = 1
+    @Option(help: "This worker's id (default: host-pid).") var id: String?
+    @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
+    @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
+
+    func validate() throws {
+        guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
+        guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
+    }
+
+    func run() throws {
+        EngineInfo.configureLogging(verbose: verbose)
+        var logger = Logger(label: "tessera.worker")
+        logger.logLevel = verbose ? .debug : .info
+        let stop = CancellationFlag()
+        let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
+        defer { signals.release() }
+        let worker = ClusterWorker(options: .init(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
+                                                  threads: threads, heartbeatInterval: heartbeat), logger: logger)
+        do {
+            try worker.run(stop: stop)
+        } catch {
+            FileHandle.standardError.write(Data("tessera: worker: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}

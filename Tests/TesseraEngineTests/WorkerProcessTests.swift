@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraEngine
+import ZMQKit
+
+/// A real `tessera worker` process, driven from a ROUTER socket over loopback TCP as a coordinator would.
+@Suite(.serialized) struct WorkerProcessTests {
+    struct Harness {
+        let context: ZMQContext
+        let router: ZMQSocket
+        let process: Process
+        let endpoint: String
+
+        init(heartbeat: Double = 0.2) throws {
+            context = try ZMQContext()
+            router = try ZMQSocket(context, .router)
+            try router.bind("tcp://127.0.0.1:*")
+            endpoint = router.lastEndpoint!
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: Tool.tesseraBinary)
+            process.arguments = ["worker", "--connect", endpoint, "--id", "test-worker", "--heartbeat", String(heartbeat)]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// The next message from the worker, answering its heartbeats on the way when `keepAlive`.
+        func next(timeout: Double = 20, keepAlive: Bool = true, where match: (ClusterMessage) -> Bool) throws -> ClusterMessage? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                guard let frames = try router.receive(timeout: 0.1) else { continue }
+                guard let message = try? ClusterMessage(frames: Array(frames.dropFirst())) else { continue }
+                if message == .heartbeat, keepAlive { try router.send([frames[0]] + ClusterMessage.heartbeat.frames()) }
+                if match(message) { return message }
+            }
+            return nil
+        }
+
+        func send(_ message: ClusterMessage) throws {
+            try router.send([Array("test-worker".utf8)] + message.frames())
+        }
+
+        func finish() {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            router.close()
+            context.close()
+        }
+    }
+
+    func tasks(_ kind: SourceKind, segmentSeconds: Double, workers: Int = 2) throws -> [SegmentTask] {
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try kind.make()),
+                                       options: quickOptions(segmentSeconds: segmentSeconds, workers: workers))
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        return tasks.sorted { $0.header.segment.index < $1.header.segment.index }
+    }
+
+    @Test func theWorkerEncodesExactlyWhatTheEngineDoes() throws {
+        let harness = try Harness()
+        defer { harness.finish() }
+        let ready = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
+        guard case .ready(let info) = ready else { return }
+        #expect(info.workerID == "test-worker")
+        #expect(info.capabilities["libavcodec"] != nil && info.capabilities["libx264"] != nil)
+
+        let task = try tasks(.openGOP, segmentSeconds: 1)[2]
+        let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
+        try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
+        let reply = try #require(try harness.next { $0.segment == ref })
+        guard case .result(let header, let payload) = reply else {
+            Issue.record("expected a result, got \(reply)")
+            return
+        }
+        var hasher = FNV1a64()
+        hasher.update(payload)
+        #expect(header.checksum == String(hasher.value, radix: 16))
+        let remote = try EncodedSegment(serialized: payload)
+        let local = try SegmentEncoder.encode(task)
+        #expect(remote.packets == local.packets, "the worker process and the in-process engine give the same bytes")
+        #expect(remote.header.extradata == local.header.extradata)
+    }
+
+    @Test func sigtermHandsTheTaskBack() throws {
+        let harness = try Harness()
+        defer { harness.finish() }
+        _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
+        // 100 frames at the placebo preset keep the worker busy for many seconds.
+        var task = try tasks(.singleKeyframe, segmentSeconds: 100, workers: 1)[0]
+        task.header.settings.preset = "placebo"
+        let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
+        try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
+        // Keep answering heartbeats while the worker encodes.
+        _ = try harness.next(timeout: 0.8) { _ in false }
+        harness.process.terminate()
+        let bye = try #require(try harness.next(timeout: 10) { if case .bye = $0 { return true } else { return false } })
+        #expect(bye == .bye(handedBack: [ref]))
+        harness.process.waitUntilExit()
+        #expect(harness.process.terminationStatus == 0)
+    }
+
+    @Test func aSilentCoordinatorIsLeftAndRejoined() throws {
+        let harness = try Harness(heartbeat: 0.1)
+        defer { harness.finish() }
+        _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
+        // No heartbeats back: after 3 intervals the worker reconnects and introduces itself again.
+        let again = try harness.next(timeout: 10, keepAlive: false) { if case .ready = $0 { return true } else { return false } }
+        #expect(again != nil)
+    }
+}
