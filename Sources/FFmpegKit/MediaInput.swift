@@ -90,6 +90,19 @@ public final class MediaInput {
         return true
     }
 
+    /// Seeks so that the next packets of `stream` start at or before `timestamp` (in its time base).
+    /// Demuxers differ in precision; callers must check where they landed.
+    public func seek(stream: Int, toOrBefore timestamp: Int64) throws(FFmpegError) {
+        try check(av_seek_frame(context, Int32(stream), timestamp, AVSEEK_FLAG_BACKWARD), "av_seek_frame")
+    }
+
+    /// Back to the first packet.
+    public func seekToStart() throws(FFmpegError) {
+        if av_seek_frame(context, -1, Int64.min, AVSEEK_FLAG_BACKWARD) < 0 {
+            try check(avformat_seek_file(context, -1, Int64.min, Int64.min, 0, AVSEEK_FLAG_BYTE), "avformat_seek_file")
+        }
+    }
+
     static func describe(_ stream: UnsafeMutablePointer<AVStream>) -> StreamInfo {
         let par = stream.pointee.codecpar!
         let kind: StreamInfo.Kind

@@ -106,7 +106,7 @@ public struct LocalTranscoder: Sendable {
         var error: TesseraError?
     }
 
-    /// Reads segments on this thread and encodes them on `workers` threads; results go to the spool.
+    /// Reads segments on demand on this thread and encodes them on `workers` threads; results go to the spool.
     func encodeSegments(_ plan: JobPlan, workers: Int, spool: Spool, halted: @escaping @Sendable () -> Bool) throws(TesseraError) -> EncodeStats {
         let queue = WorkQueue<SegmentTask>(capacity: workers)
         let state = Locked(EncodeStats())
@@ -141,10 +141,12 @@ public struct LocalTranscoder: Sendable {
             })
         }
         var readError: TesseraError?
-        do {
-            let source = try SegmentSource(plan: plan)
-            try source.forEachTask { task throws(TesseraError) in
+        do throws(TesseraError) {
+            // One segment at a time, on demand: memory stays bounded whatever the input's length.
+            let reader = try SegmentReader(plan: plan)
+            for segment in plan.cuts.segments {
                 if halted() { throw TesseraError.canceled }
+                let task = try reader.task(for: segment)
                 guard queue.push(task) else { throw state.current.error ?? TesseraError(.segment, "job", "canceled") }
             }
         } catch {

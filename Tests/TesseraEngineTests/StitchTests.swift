@@ -56,3 +56,20 @@ import TesseraCore
         #expect(headers.count == 1)
     }
 }
+
+@Suite(.serialized) struct SegmentReaderTests {
+    /// Read on demand, in reverse order, every segment's packets equal the sequential reader's.
+    @Test(arguments: SourceKind.allCases)
+    func onDemandReadsMatchTheSequentialPass(_ kind: SourceKind) throws {
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try kind.make()), options: quickOptions())
+        var sequential: [Int: SegmentTask] = [:]
+        try SegmentSource(plan: plan).forEachTask { sequential[$0.header.segment.index] = $0 }
+        let reader = try SegmentReader(plan: plan)
+        for segment in plan.cuts.segments.reversed() {
+            let task = try reader.task(for: segment)
+            #expect(task == sequential[segment.index], "segment \(segment.index)")
+        }
+        print("segment reader \(kind.rawValue): \(reader.readsFromStart) of \(plan.cuts.segments.count) segments read from the start")
+        #expect(reader.readsFromStart == 0, "seeking lands before each segment")
+    }
+}
