@@ -54,7 +54,7 @@ public final class ClusterWorker: @unchecked Sendable {
         var capabilities = EngineInfo.libraryVersions
         capabilities["threads"] = String(options.threads)
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
-                            capabilities: capabilities))
+                            capabilities: capabilities, inFlight: inFlight.keys.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }))
     }
 
     /// Works until `stop` is set; blocking.

@@ -30,12 +30,15 @@ public enum ClusterMessage: Hashable, Sendable {
         /// Library versions and threads ("libavcodec", "libx264", "threads"): results are only accepted
         /// from encoders that produce the job's headers.
         public var capabilities: [String: String]
+        /// Tasks it is still encoding (after a reconnect); any other lease in its name is void.
+        public var inFlight: [SegmentRef]
 
-        public init(workerID: String, host: String, slots: Int, capabilities: [String: String]) {
+        public init(workerID: String, host: String, slots: Int, capabilities: [String: String], inFlight: [SegmentRef] = []) {
             self.workerID = workerID
             self.host = host
             self.slots = slots
             self.capabilities = capabilities
+            self.inFlight = inFlight
         }
     }
 

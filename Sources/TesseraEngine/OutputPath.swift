@@ -2,8 +2,8 @@ import Foundation
 
 /// The output is written to a temporary file beside it and renamed into place only once verified,
 /// so a failed job leaves nothing at the output path.
-enum OutputPath {
-    static func check(_ output: String, input: String) throws(TesseraError) {
+public enum OutputPath {
+    public static func check(_ output: String, input: String) throws(TesseraError) {
         let url = URL(fileURLWithPath: output)
         let ext = url.pathExtension.lowercased()
         guard ["mp4", "m4v"].contains(ext) else {
@@ -23,13 +23,13 @@ enum OutputPath {
         }
     }
 
-    static func temporary(for output: String) -> String {
+    public static func temporary(for output: String) -> String {
         let url = URL(fileURLWithPath: output)
         let name = ".\(url.deletingPathExtension().lastPathComponent).tessera-tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).mp4"
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    static func commit(_ temporary: String, to output: String) throws(TesseraError) {
+    public static func commit(_ temporary: String, to output: String) throws(TesseraError) {
         guard rename(temporary, output) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: temporary)

@@ -106,9 +106,12 @@ public final class JobStore {
         try transaction("recording the plan") {
             for s in segments {
                 try db.query("""
-                    INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count) VALUES ($1::uuid, $2, $3, $4, $5)
+                    INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count, first_packet, last_packet,
+                                          pre_roll_packets, entry)
+                    VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9)
                     ON CONFLICT (job_id, index) DO NOTHING
-                    """, [jobID, String(s.index), String(s.startPTS), String(s.endPTS), String(s.frameCount)])
+                    """, [jobID, String(s.index), String(s.startPTS), String(s.endPTS), String(s.frameCount),
+                          String(s.firstPacket), String(s.lastPacket), String(s.preRollPackets), s.entry.rawValue])
             }
             let frames = segments.reduce(0) { $0 + $1.frameCount }
             let moved = try db.query("""
@@ -146,6 +149,56 @@ public final class JobStore {
 
     // MARK: Segments and leases
 
+    /// The job's plan as recorded: every segment with its packet range.
+    public func plannedSegments(_ jobID: String) throws(StoreError) -> [PlannedSegment] {
+        try run("reading the plan", """
+            SELECT index, start_pts, end_pts, first_packet, last_packet, frame_count, pre_roll_packets, entry
+            FROM segments WHERE job_id = $1::uuid ORDER BY index
+            """, [jobID]).all.map {
+            PlannedSegment(index: $0.int("index") ?? 0, startPTS: $0.int64("start_pts") ?? 0, endPTS: $0.int64("end_pts") ?? 0,
+                           firstPacket: $0.int("first_packet") ?? 0, lastPacket: $0.int("last_packet") ?? 0,
+                           frameCount: $0.int("frame_count") ?? 0, preRollPackets: $0.int("pre_roll_packets") ?? 0,
+                           entry: RandomAccess(rawValue: $0.string("entry")) ?? .idr)
+        }
+    }
+
+    /// Records the job's reference SPS/PPS (hex) if none is recorded yet; returns the recorded one.
+    public func referenceExtradata(_ jobID: String, proposing hex: String) throws(StoreError) -> String {
+        let rows = try run("recording the job's headers", """
+            UPDATE jobs SET extradata = coalesce(extradata, $2) WHERE id = $1::uuid RETURNING extradata
+            """, [jobID, hex])
+        return rows.first?.string("extradata") ?? hex
+    }
+
+    /// The segments leased to `worker` now.
+    public func leases(worker: String) throws(StoreError) -> [Lease] {
+        try run("listing the worker's leases", """
+            SELECT job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts FROM segments
+            WHERE state = 'leased' AND worker_id = $1 ORDER BY job_id, index
+            """, [worker]).all.map {
+            Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
+                  endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
+        }
+    }
+
+    /// Workers that hold leases now.
+    public func leaseHolders() throws(StoreError) -> [String] {
+        try run("listing lease holders", "SELECT DISTINCT worker_id FROM segments WHERE state = 'leased'").all.map { $0.string("worker_id") }
+    }
+
+    /// Jobs in `state`, oldest first.
+    public func jobIDs(in state: JobState) throws(StoreError) -> [String] {
+        try run("listing jobs", "SELECT id::text AS id FROM jobs WHERE state = $1 ORDER BY created_at", [state.rawValue]).all.map { $0.string("id") }
+    }
+
+    /// A done segment whose spooled result is missing or damaged goes back to pending.
+    public func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError) {
+        _ = try run("re-queuing the segment", """
+            UPDATE segments SET state = 'pending', result_path = NULL, checksum = NULL, size_bytes = NULL, last_error = $3
+            WHERE job_id = $1::uuid AND index = $2 AND state = 'done'
+            """, [jobID, String(index), reason])
+    }
+
     public func segments(_ jobID: String) throws(StoreError) -> [SegmentRecord] {
         try run("reading segments", "SELECT \(SegmentRecord.columns) FROM segments WHERE job_id = $1::uuid ORDER BY index", [jobID]).all.map(SegmentRecord.init)
     }
@@ -161,19 +214,20 @@ public final class JobStore {
     /// Leases up to `limit` pending segments of encoding jobs to `worker` for `seconds`. Concurrent
     /// lessors never get the same segment (FOR UPDATE SKIP LOCKED). Longest segments first within a job,
     /// oldest job first.
-    public func lease(worker: String, seconds: Double, limit: Int = 1) throws(StoreError) -> [Lease] {
+    public func lease(worker: String, seconds: Double, limit: Int = 1, jobs: [String]? = nil) throws(StoreError) -> [Lease] {
         let rows = try run("leasing segments", """
             UPDATE segments s SET state = 'leased', worker_id = $1,
                 lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
             FROM (
                 SELECT s2.job_id, s2.index FROM segments s2 JOIN jobs j ON j.id = s2.job_id
-                WHERE s2.state = 'pending' AND j.state = 'encoding'
-                ORDER BY j.created_at, s2.frame_count DESC, s2.index
+                WHERE s2.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
+                ORDER BY (SELECT count(*) FROM segments x WHERE x.job_id = s2.job_id AND x.state = 'leased'),
+                         j.created_at, s2.frame_count DESC, s2.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
             ) picked
             WHERE s.job_id = picked.job_id AND s.index = picked.index
             RETURNING s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
-            """, [worker, String(seconds), String(limit)])
+            """, [worker, String(seconds), String(limit), jobs.map { "{" + $0.joined(separator: ",") + "}" }])
         return rows.all.map {
             Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
                   endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)

@@ -1,0 +1,76 @@
+import Foundation
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+extension Coordinator {
+    /// Probes and plans a job (recording the segments when it is new), or rebuilds the plan of a job
+    /// the store already has, keeping the recorded segments; done segments whose spooled result is
+    /// missing or damaged go back to pending.
+    func prepare(_ id: String, store: JobStore, planNew: Bool) throws {
+        let job = try store.job(id)
+        do {
+            try OutputPath.check(job.output, input: job.input)
+            let probe = try MediaProbe.probe(job.input)
+            var plan = try JobPlanner.plan(probe, options: JobOptions(settings: job.spec.settings, audio: job.spec.audio,
+                                                                      segmentSeconds: job.spec.segmentSeconds,
+                                                                      workers: options.planningWorkers), jobID: id)
+            if planNew {
+                try store.addSegments(id, plan.cuts.segments)
+                logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)"])
+            } else {
+                let recorded = try store.plannedSegments(id)
+                if !recorded.isEmpty { plan.cuts.segments = recorded }
+                for segment in try store.segments(id) where segment.state == .done {
+                    if !Self.intact(segment) { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
+                }
+            }
+            events.withValue { $0.append(.ready(id, plan)) }
+        } catch let error as TesseraError {
+            events.withValue { $0.append(.failed(id, error.description)) }
+        }
+    }
+
+    static func intact(_ segment: SegmentRecord) -> Bool {
+        guard let path = segment.resultPath, let checksum = segment.checksum,
+              let data = FileManager.default.contents(atPath: path) else { return false }
+        var hasher = FNV1a64()
+        hasher.update([UInt8](data))
+        return String(hasher.value, radix: 16) == checksum
+    }
+
+    /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.
+    func stitch(_ id: String, _ plan: JobPlan, _ store: JobStore) throws {
+        let job = try store.job(id)
+        let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
+        let temporary = OutputPath.temporary(for: job.output)
+        do throws(TesseraError) {
+            let audio = try AudioTranscoder.run(plan)
+            _ = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
+                guard let record = records[k], Self.intact(record), let path = record.resultPath,
+                      let data = FileManager.default.contents(atPath: path) else {
+                    throw TesseraError(.stitch, "segment \(k)", "spooled result missing or damaged")
+                }
+                do { return try EncodedSegment(serialized: [UInt8](data)) } catch {
+                    throw TesseraError(.stitch, "segment \(k)", String(describing: error))
+                }
+            }, audio: audio, to: temporary)
+            _ = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+            try OutputPath.commit(temporary, to: job.output)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)) {
+                // Encode that segment again rather than fail the job.
+                try store.redo(id, k, reason: error.problem)
+                try store.setState(id, to: .encoding)
+                events.withValue { $0.append(.ready(id, plan)) }
+            } else {
+                events.withValue { $0.append(.failed(id, error.description)) }
+            }
+            return
+        }
+        try store.setState(id, to: .done)
+        logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
+        events.withValue { $0.append(.stitched(id)) }
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import Logging
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+import ZMQKit
+
+/// Plans queued jobs, leases their segments from PostgreSQL to the workers connected over ZeroMQ,
+/// receives the results into the spool, and stitches finished jobs. Everything it knows that matters
+/// is in the store, so a coordinator killed and restarted resumes its jobs; done segments whose spool
+/// file is intact are not encoded again.
+///
+/// One thread owns the ROUTER socket and a store connection (`run`); planning, loading and stitching
+/// run on their own threads with their own connections, so heartbeats never wait for them.
+public final class Coordinator: @unchecked Sendable {
+    // Mutable state is confined to the run() thread; `events` and `endpoint` are locked.
+
+    public struct Options: Sendable {
+        public var bind: String
+        public var databaseURL: String
+        public var spool: URL
+        public var coordinatorID: String
+        public var heartbeatInterval: Double = 1
+        public var liveness: Int = 3
+        public var leaseSeconds: Double = 600
+        public var attemptLimit: Int = 3
+        /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
+        public var planningWorkers: Int = 8
+        public var maximumMessageSize: Int64 = 1 << 30
+
+        public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
+            self.bind = bind
+            self.databaseURL = databaseURL
+            self.spool = spool
+            self.coordinatorID = coordinatorID
+        }
+    }
+
+    struct Peer {
+        var identity: [UInt8]
+        var slots: Int
+        var inFlight: [ClusterMessage.SegmentRef: Int] = [:]
+        var lastHeard = Date()
+        /// Produced headers that differ from a job's: another libx264 build. Gets no more work.
+        var incompatible = false
+    }
+
+    struct JobContext {
+        var plan: JobPlan
+        var reader: SegmentReader
+        var segments: [Int: PlannedSegment]
+    }
+
+    enum Event {
+        case ready(String, JobPlan)
+        case failed(String, String)
+        case stitched(String)
+    }
+
+    let options: Options
+    let logger: Logger
+    let events = Locked<[Event]>([])
+    let boundEndpoint = Locked<String?>(nil)
+    var peers: [String: Peer] = [:]
+    var contexts: [String: JobContext] = [:]
+    var busy: Set<String> = []
+    let started = Date()
+
+    public init(options: Options, logger: Logger = Logger(label: "tessera.coordinator")) {
+        self.options = options
+        self.logger = logger
+    }
+
+    /// The endpoint bound (with the real port when the option asked for `*`), once bound.
+    public var endpoint: String? { boundEndpoint.current }
+
+    public func run(stop: CancellationFlag) throws {
+        let store = try JobStore(url: options.databaseURL, migrate: true)
+        defer { store.close() }
+        try store.listen()
+        let context = try ZMQContext()
+        defer { context.close() }
+        let socket = try ZMQSocket(context, .router)
+        defer { socket.close() }
+        try socket.setMaximumMessageSize(options.maximumMessageSize)
+        try socket.bind(options.bind)
+        boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
+        logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
+
+        // A coordinator that died while planning or stitching leaves those jobs for this one.
+        for id in try store.jobIDs(in: .planning) { try? store.setState(id, to: .queued) }
+        for id in try store.jobIDs(in: .stitching) { try? store.setState(id, to: .encoding) }
+
+        var nextBeat = Date(), nextSweep = Date()
+        while !stop.isCancelled {
+            if let frames = try socket.receive(timeout: 0.02) { try handle(frames, socket, store) }
+            for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) { try apply(event, store) }
+            let now = Date()
+            if now >= nextBeat {
+                try heartbeat(socket, store)
+                nextBeat = now.addingTimeInterval(options.heartbeatInterval)
+            }
+            let notified = !(try store.waitForChanges(timeout: 0)).isEmpty
+            if now >= nextSweep || notified {
+                try sweep(socket, store)
+                nextSweep = now.addingTimeInterval(0.5)
+            }
+            try dispatch(socket, store)
+        }
+        logger.info("coordinator stopping")
+    }
+
+    // MARK: Messages
+
+    func handle(_ frames: [[UInt8]], _ socket: ZMQSocket, _ store: JobStore) throws {
+        guard frames.count >= 2 else { return }
+        let identity = frames[0]
+        let worker = String(decoding: identity, as: UTF8.self)
+        let message: ClusterMessage
+        do {
+            message = try ClusterMessage(frames: Array(frames.dropFirst()))
+        } catch {
+            logger.warning("dropped a malformed message", metadata: ["peer": "\(worker)", "error": "\(error)"])
+            return
+        }
+        peers[worker]?.lastHeard = Date()
+        switch message {
+        case .ready(let ready):
+            guard ready.workerID == worker else {
+                logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
+                return
+            }
+            var peer = Peer(identity: identity, slots: ready.slots)
+            try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
+            // Leases in its name that it is not working on (results lost while we were apart) go back.
+            let working = Set(ready.inFlight)
+            for lease in try store.leases(worker: worker) {
+                let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
+                if working.contains(ref) { peer.inFlight[ref] = lease.attempts + 1 } else {
+                    try store.release(lease.jobID, lease.index, worker: worker, error: nil)
+                }
+            }
+            peers[worker] = peer
+            logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
+        case .heartbeat:
+            break
+        case .result(let header, let payload):
+            peers[worker]?.inFlight[header.segment] = nil
+            try accept(header, payload, from: worker, store)
+        case .failure(let failure):
+            peers[worker]?.inFlight[failure.segment] = nil
+            if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, error: failure.error) {
+                logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
+                                                            "error": "\(failure.error)"])
+            }
+        case .bye(let handedBack):
+            for ref in handedBack { try store.release(ref.jobID, ref.index, worker: worker, error: nil) }
+            try store.releaseAll(worker: worker, reason: "worker \(worker) left")
+            peers[worker] = nil
+            logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.handedBack": "\(handedBack.count)"])
+        case .task, .cancel:
+            logger.warning("dropped a message only coordinators send", metadata: ["peer": "\(worker)"])
+        }
+    }
+
+    /// Checks a result and records it; a late duplicate or a result with other headers is refused.
+    func accept(_ header: ClusterMessage.ResultHeader, _ payload: [UInt8], from worker: String, _ store: JobStore) throws {
+        let ref = header.segment
+        var hasher = FNV1a64()
+        hasher.update(payload)
+        let checksum = String(hasher.value, radix: 16)
+        let encoded: EncodedSegment
+        do {
+            guard checksum == header.checksum else { throw PayloadError.checksumMismatch }
+            encoded = try EncodedSegment(serialized: payload)
+            guard encoded.header.jobID == ref.jobID, encoded.header.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
+        } catch {
+            try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
+            return
+        }
+        let hex = encoded.header.extradata.map { String(format: "%02x", $0) }.joined()
+        guard try store.referenceExtradata(ref.jobID, proposing: hex) == hex else {
+            peers[worker]?.incompatible = true
+            try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
+            logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
+            return
+        }
+        let directory = options.spool.appendingPathComponent(ref.jobID)
+        let final = directory.appendingPathComponent(String(format: "segment-%06d.tres", ref.index))
+        let temporary = directory.appendingPathComponent(".\(worker)-\(ref.index).part")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(payload).write(to: temporary)
+        let result = SegmentResult(path: final.path, checksum: checksum, sizeBytes: Int64(payload.count),
+                                   encodeSeconds: encoded.header.encodeSeconds)
+        if try store.complete(ref.jobID, ref.index, worker: worker, result: result) {
+            _ = rename(temporary.path, final.path)
+        } else {
+            // No longer this worker's lease: a late duplicate.
+            try? FileManager.default.removeItem(at: temporary)
+            logger.info("ignored a late result", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)", "segment.index": "\(ref.index)"])
+        }
+    }
+
+    // MARK: Liveness
+
+    func heartbeat(_ socket: ZMQSocket, _ store: JobStore) throws {
+        let deadline = Date().addingTimeInterval(-options.heartbeatInterval * Double(options.liveness))
+        for (id, peer) in peers {
+            if peer.lastHeard < deadline {
+                let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent")
+                peers[id] = nil
+                logger.warning("worker silent, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
+                continue
+            }
+            try socket.send([peer.identity] + ClusterMessage.heartbeat.frames())
+        }
+        // Leases of workers that never came back after a coordinator restart.
+        if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness + 1) {
+            for holder in try store.leaseHolders() where peers[holder] == nil {
+                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected")
+            }
+        }
+        let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
+        for job in reaped.failedJobs { drop(job) }
+    }
+
+    // MARK: Jobs
+
+    /// New jobs to plan, encoding jobs to load, finished ones to stitch, ended ones to forget.
+    func sweep(_ socket: ZMQSocket, _ store: JobStore) throws {
+        while let job = try store.claimQueuedJob(coordinator: options.coordinatorID) {
+            background(job.id) { store in try self.prepare(job.id, store: store, planNew: true) }
+        }
+        for id in try store.jobIDs(in: .encoding) where contexts[id] == nil && !busy.contains(id) {
+            background(id) { store in try self.prepare(id, store: store, planNew: false) }
+        }
+        for (id, _) in contexts {
+            let job = try store.job(id)
+            if job.state.isFinal {
+                cancelInFlight(id, socket)
+                drop(id)
+            } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, !busy.contains(id) {
+                try store.setState(id, to: .stitching)
+                let plan = contexts[id]!.plan
+                background(id) { store in try self.stitch(id, plan, store) }
+            }
+        }
+    }
+
+    func apply(_ event: Event, _ store: JobStore) throws {
+        switch event {
+        case .ready(let id, let plan):
+            busy.remove(id)
+            do {
+                contexts[id] = JobContext(plan: plan, reader: try SegmentReader(plan: plan),
+                                          segments: Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) }))
+            } catch {
+                try? store.setState(id, to: .failed, error: error.description)
+            }
+        case .failed(let id, let reason):
+            busy.remove(id)
+            let job = try store.job(id)
+            if !job.state.isFinal { try? store.setState(id, to: .failed, error: reason) }
+            drop(id)
+        case .stitched(let id):
+            busy.remove(id)
+            drop(id)
+        }
+    }
+
+    func cancelInFlight(_ job: String, _ socket: ZMQSocket) {
+        for (id, peer) in peers where peer.inFlight.keys.contains(where: { $0.jobID == job }) {
+            try? socket.send([peer.identity] + ClusterMessage.cancel(jobID: job).frames())
+            peers[id]?.inFlight = peer.inFlight.filter { $0.key.jobID != job }
+        }
+    }
+
+    func drop(_ job: String) {
+        contexts[job] = nil
+        try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
+    }
+
+    /// Leases work for every worker with free slots, from the jobs whose plans are loaded.
+    func dispatch(_ socket: ZMQSocket, _ store: JobStore) throws {
+        guard !contexts.isEmpty else { return }
+        let jobs = Array(contexts.keys)
+        for (id, peer) in peers where !peer.incompatible {
+            let free = peer.slots - peer.inFlight.count
+            guard free > 0 else { continue }
+            for lease in try store.lease(worker: id, seconds: options.leaseSeconds, limit: free, jobs: jobs) {
+                guard let context = contexts[lease.jobID], let segment = context.segments[lease.index] else {
+                    try store.release(lease.jobID, lease.index, worker: id, error: nil)
+                    continue
+                }
+                let task = try context.reader.task(for: segment)
+                let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
+                try socket.send([peer.identity] + ClusterMessage.task(.init(segment: ref, attempt: lease.attempts + 1),
+                                                                      payload: task.serialized()).frames())
+                peers[id]?.inFlight[ref] = lease.attempts + 1
+            }
+        }
+    }
+
+    /// Runs `work` on its own thread with its own store connection; failures fail the job.
+    func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
+        busy.insert(job)
+        let url = options.databaseURL
+        let events = self.events
+        let thread = Thread {
+            do {
+                let store = try JobStore(url: url)
+                defer { store.close() }
+                try work(store)
+            } catch {
+                events.withValue { $0.append(.failed(job, "\(error)")) }
+            }
+        }
+        thread.stackSize = 16 << 20
+        thread.start()
+    }
+}

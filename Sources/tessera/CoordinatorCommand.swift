@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TesseraCluster
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+struct CoordinatorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coordinator",
+        abstract: "Plan queued jobs, dispatch their segments to workers over ZeroMQ, stitch the results.",
+        discussion: "State lives in PostgreSQL: a coordinator killed and restarted resumes its jobs. SIGTERM stops it.")
+
+    @Option(help: "ZeroMQ endpoint workers connect to.") var bind: String = "tcp://*:5555"
+    @Option(help: "Directory for encoded segments between encode and stitch (default: the state directory's spool).")
+    var spool: String?
+    @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
+    @Option(help: "Failed attempts after which a segment fails its job.") var attempts: Int = 3
+    @OptionGroup var database: DatabaseOptions
+    @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
+
+    func run() throws {
+        EngineInfo.configureLogging(verbose: verbose)
+        var logger = Logger(label: "tessera.coordinator")
+        logger.logLevel = verbose ? .debug : .info
+        let url: String
+        do throws(StoreError) {
+            if let explicit = database.explicitURL {
+                url = explicit
+            } else {
+                try database.embedded.start()
+                url = database.embedded.url
+            }
+        } catch {
+            throw Tessera.fail(error)
+        }
+        let spoolURL = spool.map { URL(fileURLWithPath: $0) }
+            ?? (database.dataDir.map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultDirectory()).appendingPathComponent("spool")
+        var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL)
+        options.heartbeatInterval = heartbeat
+        options.attemptLimit = attempts
+        let stop = CancellationFlag()
+        let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
+        defer { signals.release() }
+        do {
+            try Coordinator(options: options, logger: logger).run(stop: stop)
+        } catch {
+            FileHandle.standardError.write(Data("tessera: coordinator: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
