@@ -69,7 +69,7 @@ let package = Package(
         ),
 
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
-        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "ZMQKit"]),
+        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
     ],

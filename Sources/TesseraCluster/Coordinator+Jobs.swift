@@ -56,7 +56,6 @@ extension Coordinator {
                 }
             }, audio: audio, to: temporary)
             _ = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
-            try OutputPath.commit(temporary, to: job.output)
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)
             if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)) {
@@ -69,7 +68,25 @@ extension Coordinator {
             }
             return
         }
-        try store.setState(id, to: .done)
+        // Canceled while stitching: the output never appears.
+        guard try store.job(id).state == .stitching else {
+            try? FileManager.default.removeItem(atPath: temporary)
+            events.withValue { $0.append(.stitched(id)) }
+            return
+        }
+        do throws(TesseraError) {
+            try OutputPath.commit(temporary, to: job.output)
+        } catch {
+            events.withValue { $0.append(.failed(id, error.description)) }
+            return
+        }
+        do {
+            try store.setState(id, to: .done)
+        } catch {
+            // Canceled between the check and the rename.
+            try? FileManager.default.removeItem(atPath: job.output)
+            throw error
+        }
         logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
         events.withValue { $0.append(.stitched(id)) }
     }

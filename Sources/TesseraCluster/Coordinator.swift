@@ -93,7 +93,12 @@ public final class Coordinator: @unchecked Sendable {
 
         var nextBeat = Date(), nextSweep = Date()
         while !stop.isCancelled {
-            if let frames = try socket.receive(timeout: 0.02) { try handle(frames, socket, store) }
+            if let frames = try socket.receive(timeout: 0.02) {
+                // A message that the store refuses (a forged id, a stale segment) is dropped, never fatal.
+                do { try handle(frames, socket, store) } catch let error as StoreError where error.sqlState != nil {
+                    logger.warning("dropped a message the store refused", metadata: ["error": "\(error)"])
+                }
+            }
             for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) { try apply(event, store) }
             let now = Date()
             if now >= nextBeat {
@@ -124,6 +129,14 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         peers[worker]?.lastHeard = Date()
+        if let ref = message.segment, UUID(uuidString: ref.jobID) == nil {
+            logger.warning("dropped a message for a job id that is not one", metadata: ["peer": "\(worker)"])
+            return
+        }
+        if case .bye(let refs) = message, refs.contains(where: { UUID(uuidString: $0.jobID) == nil }) {
+            logger.warning("dropped a bye with a job id that is not one", metadata: ["peer": "\(worker)"])
+            return
+        }
         switch message {
         case .ready(let ready):
             guard ready.workerID == worker else {

@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraEngine
+import TesseraStore
+import ZMQKit
+
+/// A whole cluster on loopback: an embedded PostgreSQL, a `tessera coordinator` process and
+/// `tessera worker` processes, driven through the CLI as users do.
+final class Cluster {
+    let binary = Tool.tesseraBinary
+    let directory: URL
+    let port: Int
+    var coordinator: Process?
+    var workers: [String: Process] = [:]
+
+    init() throws {
+        directory = Fixtures.directory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = Cluster.freePort()
+        let started = try Tool.run(binary, ["db", "start"] + db)
+        guard started.status == 0 else { throw ToolError("db start: \(started.stderr)") }
+    }
+
+    var db: [String] { ["--data-dir", directory.appendingPathComponent("db").path] }
+    var endpoint: String { "tcp://127.0.0.1:\(port)" }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func spawn(_ arguments: [String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let path = directory.appendingPathComponent(log).path
+        FileManager.default.createFile(atPath: path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    func startCoordinator() throws {
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.3"] + db, log: "coordinator.log")
+    }
+
+    func startWorker(_ id: String) throws {
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.3"], log: "\(id).log")
+    }
+
+    func kill9(_ process: Process?) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func submit(_ input: String, _ output: String, _ extra: [String] = []) throws -> String {
+        let result = try Tool.run(binary, ["submit", input, "-o", output, "--preset", "veryfast", "--segment-seconds", "1"] + extra + db)
+        guard result.status == 0 else { throw ToolError("submit: \(result.stderr)") }
+        return result.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits for the job to end; its final state.
+    func wait(_ job: String, timeout: Double = 120) throws -> JobRecord {
+        let store = try openStore()
+        defer { store.close() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let record = try store.job(job)
+            if record.state.isFinal { return record }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw ToolError("job \(job) did not end in \(timeout) s")
+    }
+
+    func openStore() throws -> JobStore {
+        try JobStore(url: EmbeddedPostgres(directory: directory.appendingPathComponent("db")).url, reconnectTimeout: 5)
+    }
+
+    func shutdown() {
+        for (_, w) in workers where w.isRunning { w.terminate(); w.waitUntilExit() }
+        if let c = coordinator, c.isRunning { c.terminate(); c.waitUntilExit() }
+        _ = try? Tool.run(binary, ["db", "stop"] + db)
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+@Suite(.serialized) struct ClusterTests {
+    /// Three worker processes give the single-process engine's file, byte for byte.
+    @Test func threeWorkersGiveTheSingleProcessOutput() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        for id in ["a", "b", "c"] { try cluster.startWorker(id) }
+        let source = try SourceKind.openGOP.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let local = cluster.directory.appendingPathComponent("local.mp4").path
+        _ = try LocalTranscoder().transcode(input: source, output: local, options: JobOptions(
+            settings: EncoderSettings(preset: "veryfast"), segmentSeconds: 1, workers: 8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(contentsOf: URL(fileURLWithPath: local)))
+        let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
+        #expect(check.outputFrames == check.sourceFrames && check.minimumPSNR > FrameExactnessTests.psnrFloor)
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let encoders = Set(try store.events(job).compactMap { $0.to == "leased" ? $0.detail : nil })
+        #expect(encoders.count >= 2, "the segments were spread over workers: \(encoders)")
+    }
+
+    /// kill -9 of a worker in the middle of a segment: the segment is encoded elsewhere, the job completes.
+    @Test func aKilledWorkersSegmentIsEncodedElsewhere() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("victim")
+        let source = try SourceKind.singleKeyframe.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output, ["--preset", "slower"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let deadline = Date().addingTimeInterval(30)
+        while try store.segments(job).contains(where: { $0.state == .leased }) == false, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        cluster.kill9(cluster.workers["victim"])
+        try cluster.startWorker("survivor")
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let events = try store.events(job)
+        #expect(events.contains { $0.detail?.contains("victim went silent") == true })
+        let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
+        #expect(check.outputFrames == check.sourceFrames && check.minimumPSNR > FrameExactnessTests.psnrFloor)
+    }
+
+    /// kill -9 of the coordinator in the middle of a job, then a restart: the job completes, and no
+    /// segment that was done before the kill is encoded again.
+    @Test func aRestartedCoordinatorResumesWithoutRedoingWork() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("w")
+        let source = try SourceKind.singleKeyframe.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output, ["--preset", "slow"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let deadline = Date().addingTimeInterval(60)
+        while try store.job(job).segmentsDone < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        cluster.kill9(cluster.coordinator)
+        let doneBefore = Set(try store.segments(job).filter { $0.state == .done }.map(\.index))
+        #expect(doneBefore.count >= 2)
+        try cluster.startCoordinator()
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let encodes = try store.events(job).filter { $0.to == "done" && $0.segmentIndex != nil }
+        for index in doneBefore {
+            #expect(encodes.filter { $0.segmentIndex == index }.count == 1, "segment \(index) was encoded once")
+        }
+        let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
+        #expect(check.outputFrames == check.sourceFrames)
+    }
+
+    /// Garbage, oversized and malformed messages on the coordinator's port are dropped; jobs still run.
+    /// Two jobs at once; canceling one leaves the other untouched.
+    @Test func garbageIsIgnoredAndJobsRunSideBySide() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        Thread.sleep(forTimeInterval: 1)
+        // Raw bytes, then well-formed ZeroMQ carrying things that are not Tessera messages.
+        for _ in 0..<3 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(cluster.port).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            let junk = (0..<4096).map { _ in UInt8.random(in: 0...255) }
+            _ = junk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        let context = try ZMQContext()
+        let rogue = try ZMQSocket(context, .dealer)
+        try rogue.connect(cluster.endpoint)
+        try rogue.send([Array("TSR".utf8) + [1, 3] + Array("{}".utf8)])
+        try rogue.send([[0xFF, 0x00], []])
+        try rogue.send([Array("TSR".utf8) + [1, 1] + Array(#"{"workerID":"x","host":"h","slots":1,"capabilities":{}}"#.utf8)])
+        try rogue.send(ClusterMessage.result(.init(segment: .init(jobID: "nope", index: 0), attempt: 1, checksum: "0"), payload: [1, 2]).frames())
+        rogue.close()
+        context.close()
+
+        for id in ["a", "b"] { try cluster.startWorker(id) }
+        let long = try cluster.submit(try SourceKind.singleKeyframe.make(), cluster.directory.appendingPathComponent("long.mp4").path,
+                                      ["--preset", "placebo"])
+        let short = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("short.mp4").path)
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let deadline = Date().addingTimeInterval(30)
+        while try store.job(long).state != .encoding, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let canceled = try Tool.run(cluster.binary, ["cancel", long] + cluster.db)
+        #expect(canceled.status == 0)
+        #expect(try cluster.wait(short).state == .done)
+        #expect(try cluster.wait(long).state == .canceled)
+        #expect(!FileManager.default.fileExists(atPath: cluster.directory.appendingPathComponent("long.mp4").path))
+        #expect(try OutputFacts.read(cluster.directory.appendingPathComponent("short.mp4").path).countedFrames == 150)
+        #expect(cluster.coordinator?.isRunning == true)
+        // The cancel reached the workers: the placebo encodes stopped, so a new job runs at once.
+        let after = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("after.mp4").path)
+        #expect(try cluster.wait(after, timeout: 20).state == .done)
+    }
+}
