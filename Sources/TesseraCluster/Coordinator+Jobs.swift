@@ -16,7 +16,10 @@ extension Coordinator {
                                                                       segmentSeconds: job.spec.segmentSeconds,
                                                                       workers: options.planningWorkers), jobID: id)
             if planNew {
-                try store.addSegments(id, plan.cuts.segments)
+                guard try store.addSegments(id, plan.cuts.segments) else {
+                    events.withValue { $0.append(.released(id)) }
+                    return
+                }
                 logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)"])
             } else {
                 let recorded = try store.plannedSegments(id)

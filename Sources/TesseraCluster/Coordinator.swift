@@ -27,6 +27,8 @@ public final class Coordinator: @unchecked Sendable {
         /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
         public var planningWorkers: Int = 8
         public var maximumMessageSize: Int64 = 1 << 30
+        /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
+        public var onlyJob: String?
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind
@@ -55,6 +57,8 @@ public final class Coordinator: @unchecked Sendable {
         case ready(String, JobPlan)
         case failed(String, String)
         case stitched(String)
+        /// Another coordinator has the job: let go of it.
+        case released(String)
     }
 
     let options: Options
@@ -87,9 +91,10 @@ public final class Coordinator: @unchecked Sendable {
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
 
-        // A coordinator that died while planning or stitching leaves those jobs for this one.
-        for id in try store.jobIDs(in: .planning) { try? store.setState(id, to: .queued) }
-        for id in try store.jobIDs(in: .stitching) { try? store.setState(id, to: .encoding) }
+        // Jobs this coordinator was planning or stitching when it died go back a step; other
+        // coordinators' jobs are theirs.
+        for id in try store.jobIDs(in: .planning, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .queued) }
+        for id in try store.jobIDs(in: .stitching, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .encoding) }
 
         var nextBeat = Date(), nextSweep = Date()
         while !stop.isCancelled {
@@ -241,10 +246,10 @@ public final class Coordinator: @unchecked Sendable {
 
     /// New jobs to plan, encoding jobs to load, finished ones to stitch, ended ones to forget.
     func sweep(_ socket: ZMQSocket, _ store: JobStore) throws {
-        while let job = try store.claimQueuedJob(coordinator: options.coordinatorID) {
+        while let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob) {
             background(job.id) { store in try self.prepare(job.id, store: store, planNew: true) }
         }
-        for id in try store.jobIDs(in: .encoding) where contexts[id] == nil && !busy.contains(id) {
+        for id in try store.jobIDs(in: .encoding) where mine(id) && contexts[id] == nil && !busy.contains(id) {
             background(id) { store in try self.prepare(id, store: store, planNew: false) }
         }
         for (id, _) in contexts {
@@ -278,8 +283,13 @@ public final class Coordinator: @unchecked Sendable {
         case .stitched(let id):
             busy.remove(id)
             drop(id)
+        case .released(let id):
+            busy.remove(id)
+            contexts[id] = nil
         }
     }
+
+    func mine(_ job: String) -> Bool { options.onlyJob == nil || options.onlyJob == job }
 
     func cancelInFlight(_ job: String, _ socket: ZMQSocket) {
         for (id, peer) in peers where peer.inFlight.keys.contains(where: { $0.jobID == job }) {

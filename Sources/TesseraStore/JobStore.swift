@@ -92,18 +92,23 @@ public final class JobStore {
     }
 
     /// Takes the oldest queued job for planning; nil when none is queued.
-    public func claimQueuedJob(coordinator: String) throws(StoreError) -> JobRecord? {
+    public func claimQueuedJob(coordinator: String, only job: String? = nil) throws(StoreError) -> JobRecord? {
         let rows = try run("claiming a job", """
             UPDATE jobs SET state = 'planning', coordinator = $1
-            WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+            WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
+                        ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
-            """, [coordinator])
+            """, [coordinator, job])
         return try rows.first.map { row throws(StoreError) in try JobRecord(row) }
     }
 
-    /// Records the planned segments and moves the job to encoding.
-    public func addSegments(_ jobID: String, _ segments: [PlannedSegment]) throws(StoreError) {
+    /// Records the planned segments and moves the job to encoding; false (nothing recorded) when the job
+    /// is no longer being planned (canceled, or taken over by another coordinator).
+    @discardableResult
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment]) throws(StoreError) -> Bool {
         try transaction("recording the plan") {
+            let planning = try db.query("SELECT state FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first?.string("state")
+            guard planning == JobState.planning.rawValue else { return false }
             for s in segments {
                 try db.query("""
                     INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count, first_packet, last_packet,
@@ -118,6 +123,7 @@ public final class JobStore {
                 UPDATE jobs SET segments_total = $2, frames_total = $3, state = 'encoding' WHERE id = $1::uuid AND state = 'planning'
                 """, [jobID, String(segments.count), String(frames)])
             guard moved.affected == 1 else { throw StoreError("job \(jobID) is no longer being planned") }
+            return true
         }
     }
 
@@ -186,9 +192,11 @@ public final class JobStore {
         try run("listing lease holders", "SELECT DISTINCT worker_id FROM segments WHERE state = 'leased'").all.map { $0.string("worker_id") }
     }
 
-    /// Jobs in `state`, oldest first.
-    public func jobIDs(in state: JobState) throws(StoreError) -> [String] {
-        try run("listing jobs", "SELECT id::text AS id FROM jobs WHERE state = $1 ORDER BY created_at", [state.rawValue]).all.map { $0.string("id") }
+    /// Jobs in `state` (claimed by `coordinator`, when given), oldest first.
+    public func jobIDs(in state: JobState, coordinator: String? = nil) throws(StoreError) -> [String] {
+        try run("listing jobs", """
+            SELECT id::text AS id FROM jobs WHERE state = $1 AND ($2::text IS NULL OR coordinator = $2) ORDER BY created_at
+            """, [state.rawValue, coordinator]).all.map { $0.string("id") }
     }
 
     /// A done segment whose spooled result is missing or damaged goes back to pending.

@@ -37,7 +37,9 @@ struct CoordinatorCommand: ParsableCommand {
         }
         let spoolURL = spool.map { URL(fileURLWithPath: $0) }
             ?? (database.dataDir.map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultDirectory()).appendingPathComponent("spool")
-        var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL)
+        // Stable across restarts on this host, so a restarted coordinator takes back its own jobs.
+        var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL,
+                                          coordinatorID: "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
         let stop = CancellationFlag()

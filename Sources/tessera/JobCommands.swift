@@ -185,17 +185,7 @@ struct Follower {
         }
     }
 
-    func phase(_ state: JobState) -> TranscodeProgress.Phase {
-        switch state {
-        case .queued: return .queued
-        case .planning: return .planning
-        case .encoding: return .encoding
-        case .stitching: return .stitching
-        case .done: return .done
-        case .failed: return .failed
-        case .canceled: return .canceled
-        }
-    }
+    func phase(_ state: JobState) -> TranscodeProgress.Phase { LocalCluster.phase(state) }
 }
 
 enum JobText {

@@ -1,90 +1,117 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TesseraCluster
 import TesseraCore
 import TesseraEngine
+import TesseraStore
 
 struct Transcode: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Transcode INPUT to a faststart H.264/AAC MP4, segment-parallel and frame-exact.",
-        discussion: "Without INPUT, a 10 s sample clip is generated and transcoded. Exits 0 only once the output is verified.")
+        discussion: """
+            Runs the cluster on this machine: the job store (embedded PostgreSQL unless --database-url), a private \
+            coordinator and --workers local worker processes. Without INPUT, a 10 s sample clip is generated and \
+            transcoded. Exits 0 only once the output is verified; Ctrl-C cancels the job and cleans up.
+            """)
 
     @Argument(help: "The input file (omit to generate a sample clip).") var input: String?
     @Option(name: .shortAndLong, help: "The output MP4.") var output: String
     @OptionGroup var encode: EncodeOptions
     @OptionGroup var planning: PlanningOptions
+    @OptionGroup var database: DatabaseOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
 
     func run() throws {
         var logger = Logger(label: "tessera")
-        logger.logLevel = verbose ? .debug : .warning
+        logger.logLevel = verbose ? .info : .error
         EngineInfo.configureLogging(verbose: verbose)
         let progress = ProgressRenderer()
-        let cancellation = CancellationFlag()
-        let signals = SignalTrap([SIGINT, SIGTERM]) { cancellation.cancel() }
+        let interrupted = CancellationFlag()
+        let signals = SignalTrap([SIGINT, SIGTERM]) { interrupted.cancel() }
         defer { signals.release() }
+        let started = Date()
+
+        var sampleDirectory: URL?
+        defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
+        let source: String
+        let plan: JobPlan
+        let workers = planning.resolvedWorkers
+        let options = planning.jobOptions(encode.settings, audio: encode.audioSettings)
         do throws(TesseraError) {
-            var source = input
-            var sampleDirectory: URL?
-            if source == nil {
+            if let input {
+                source = input
+            } else {
                 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-sample-\(UUID().uuidString)")
                 try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-                let path = dir.appendingPathComponent("sample.mp4").path
-                FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8))
-                try SampleGenerator.generate(to: path, seconds: 10, width: 1280, height: 720)
-                source = path
                 sampleDirectory = dir
+                source = dir.appendingPathComponent("sample.mp4").path
+                FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8))
+                try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
             }
-            defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
-            let transcoder = LocalTranscoder(logger: logger, cancellation: cancellation, progress: { progress.update($0) })
-            let report = try transcoder.transcode(input: source!, output: output,
-                                                  options: planning.jobOptions(encode.settings, audio: encode.audioSettings))
-            progress.finish()
-            let summary = TranscodeSummary(report, output: output)
-            if json {
-                print(CanonicalJSON.encode(summary, pretty: true))
-            } else {
-                FileHandle.standardError.write(Data((summary.text + "\n").utf8))
-            }
+            // Everything a user can get wrong is refused here, before anything starts.
+            try OutputPath.check(output, input: source)
+            plan = try JobPlanner.plan(try MediaProbe.probe(source), options: options)
         } catch {
-            progress.finish()
-            if error.kind == .canceled {
-                FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
-                throw ExitCode(130)
-            }
             throw Tessera.fail(error)
         }
+
+        let spec = JobSpec(settings: encode.settings, audio: encode.audioSettings, segmentSeconds: planning.segmentSeconds)
+        let run = LocalCluster(binary: Self.executablePath, workers: workers, threads: encode.threads, logger: logger)
+        let outcome: LocalCluster.Outcome
+        do {
+            outcome = try run.transcode(input: URL(fileURLWithPath: source).standardizedFileURL.path,
+                                        output: URL(fileURLWithPath: output).standardizedFileURL.path, spec: spec,
+                                        database: database, interrupted: interrupted, progress: progress)
+        } catch {
+            progress.finish()
+            throw Tessera.fail(error as? StoreError ?? StoreError("\(error)"))
+        }
+        progress.finish()
+        switch outcome.job.state {
+        case .done:
+            let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started))
+            if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
+                FileHandle.standardError.write(Data((summary.text + "\n").utf8))
+            }
+        case .canceled where interrupted.isCancelled:
+            FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
+            throw ExitCode(130)
+        default:
+            throw Tessera.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
+        }
+    }
+
+    /// This binary, to start the worker processes.
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }
 
 struct TranscodeSummary: Codable {
+    var job: String
     var output: String
-    var frames: Int
+    var frames: Int64
     var segments: Int
     var durationSeconds: Double
     var wallSeconds: Double
     var speed: Double
-    var audio: String
     var level: String
-    var preRollPackets: Int
-    var dtsAdjustedAtJoins: Int
 
-    init(_ r: TranscodeReport, output: String) {
-        self.output = output
-        frames = r.verification.frames
-        segments = r.plan.cuts.segments.count
-        durationSeconds = r.verification.videoDurationSeconds.rounded6
-        wallSeconds = r.wallSeconds.rounded6
-        speed = (r.verification.videoDurationSeconds / max(r.wallSeconds, 1e-9)).rounded6
-        audio = r.audioCopied.map { $0 ? "copied" : "aac" } ?? "none"
-        level = r.plan.settings.level ?? "auto"
-        preRollPackets = r.plan.cuts.totalPreRollPackets
-        dtsAdjustedAtJoins = r.stitch.dtsAdjusted
+    init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double) {
+        self.job = job.id
+        output = job.output
+        frames = job.framesDone
+        segments = job.segmentsTotal
+        durationSeconds = plan.cuts.durationSeconds.rounded6
+        self.wallSeconds = wallSeconds.rounded6
+        speed = (plan.cuts.durationSeconds / max(wallSeconds, 1e-9)).rounded6
+        level = plan.settings.level ?? "auto"
     }
 
     var text: String {
-        String(format: "tessera: %@: %d frames in %d segments, %.2f s of video in %.2f s (%.2fx), audio %@, level %@",
-               output, frames, segments, durationSeconds, wallSeconds, speed, audio, level)
+        String(format: "tessera: %@: %lld frames in %d segments, %.2f s of video in %.2f s (%.2fx), level %@",
+               output, frames, segments, durationSeconds, wallSeconds, speed, level)
     }
 }

@@ -48,16 +48,25 @@ import Testing
         #expect(leftovers.isEmpty)
     }
 
+    /// Through the job store, a private coordinator and two worker processes, as users run it.
     @Test func transcodeExitsZeroWithAVerifiedFile() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let output = Fixtures.output("cli.mp4")
-        defer { try? FileManager.default.removeItem(atPath: output) }
+        let dataDir = Fixtures.directory.appendingPathComponent("cli-db-\(UUID().uuidString.prefix(6))").path
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            _ = try? Tool.run(binary, ["db", "stop", "--data-dir", dataDir])
+            try? FileManager.default.removeItem(atPath: dataDir)
+        }
         let result = try Tool.run(binary, ["transcode", source, "-o", output, "--preset", "ultrafast", "--segment-seconds", "2",
-                                           "--workers", "2", "--json"])
+                                           "--workers", "2", "--json", "--data-dir", dataDir])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
         #expect(json?["frames"] as? Int == 150)
-        #expect(result.stderr.contains("encoding 100%"), "plain progress lines when stderr is not a terminal")
+        #expect(result.stderr.contains("tessera: encoding"), "plain progress lines when stderr is not a terminal")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: output).deletingLastPathComponent().path)
+            .filter { $0.contains(".tessera-") && $0.contains(URL(fileURLWithPath: output).lastPathComponent) }
+        #expect(leftovers.isEmpty, "no scratch left beside the output: \(leftovers)")
         #expect(try OutputFacts.read(output).countedFrames == 150)
     }
 

@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import TesseraCluster
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+/// The cluster on one machine, for `tessera transcode`: the job store, a private coordinator (on an
+/// ipc:// endpoint, for this job only) on a thread of this process, and worker processes. Everything
+/// it starts it stops, on Ctrl-C too; the job's state stays in the store.
+struct LocalCluster {
+    let binary: String
+    let workers: Int
+    let threads: Int
+    let logger: Logger
+
+    struct Outcome {
+        var job: JobRecord
+    }
+
+    func transcode(input: String, output: String, spec: JobSpec, database: DatabaseOptions, interrupted: CancellationFlag,
+                   progress: ProgressRenderer) throws -> Outcome {
+        let url: String
+        if let explicit = database.explicitURL {
+            url = explicit
+        } else {
+            try database.embedded.start()
+            url = database.embedded.url
+        }
+        let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
+        defer { store.close() }
+        try store.listen()
+        let id = try store.submit(input: input, output: output, spec: spec)
+
+        let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
+            .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
+        try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // ipc paths are limited to ~100 bytes: keep the socket in /tmp.
+        let endpoint = "ipc:///tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
+
+        var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"))
+        options.onlyJob = id
+        options.planningWorkers = workers
+        options.heartbeatInterval = 0.5
+        let coordinatorStop = CancellationFlag()
+        let coordinatorError = Locked<String?>(nil)
+        let coordinatorDone = DispatchGroup()
+        coordinatorDone.enter()
+        let coordinator = Coordinator(options: options, logger: logger)
+        let thread = Thread {
+            do { try coordinator.run(stop: coordinatorStop) } catch { coordinatorError.withValue { $0 = "\(error)" } }
+            coordinatorDone.leave()
+        }
+        thread.stackSize = 16 << 20
+        thread.start()
+
+        var processes: [Process] = []
+        func startWorker(_ n: Int) -> Process? {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(ProcessInfo.processInfo.processIdentifier)-\(n)",
+                                 "--threads", String(threads), "--heartbeat", "0.5"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            do { try process.run() } catch { return nil }
+            return process
+        }
+        for n in 0..<workers { if let p = startWorker(n) { processes.append(p) } }
+        defer {
+            for p in processes where p.isRunning { p.terminate() }
+            for p in processes { p.waitUntilExit() }
+            coordinatorStop.cancel()
+            coordinatorDone.wait()
+            try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
+        }
+
+        var restarts = 0
+        while true {
+            let job = try store.job(id)
+            progress.update(TranscodeProgress(phase: Self.phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
+                                              framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
+            if job.state.isFinal { return Outcome(job: job) }
+            if interrupted.isCancelled { try store.cancel(id) }
+            if let error = coordinatorError.current {
+                try? store.setState(id, to: .failed, error: "coordinator: \(error)")
+                continue
+            }
+            // A worker process that died is replaced (its leases come back through the heartbeats).
+            for (n, p) in processes.enumerated() where !p.isRunning && restarts < 3 * workers {
+                restarts += 1
+                if let replacement = startWorker(n) { processes[n] = replacement }
+            }
+            _ = try store.waitForChanges(timeout: 0.5)
+        }
+    }
+
+    static func phase(_ state: JobState) -> TranscodeProgress.Phase {
+        switch state {
+        case .queued: return .queued
+        case .planning: return .planning
+        case .encoding: return .encoding
+        case .stitching: return .stitching
+        case .done: return .done
+        case .failed: return .failed
+        case .canceled: return .canceled
+        }
+    }
+}
