@@ -202,6 +202,7 @@ final class Cluster {
         let long = try cluster.submit(try SourceKind.singleKeyframe.make(), cluster.directory.appendingPathComponent("long.mp4").path,
                                       ["--preset", "placebo"])
         let short = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("short.mp4").path)
+        let other = try cluster.submit(try SourceKind.hevc.make(), cluster.directory.appendingPathComponent("other.mp4").path)
         let store = try cluster.openStore()
         defer { store.close() }
         let deadline = Date().addingTimeInterval(30)
@@ -209,6 +210,7 @@ final class Cluster {
         let canceled = try Tool.run(cluster.binary, ["cancel", long] + cluster.db)
         #expect(canceled.status == 0)
         #expect(try cluster.wait(short).state == .done)
+        #expect(try cluster.wait(other).state == .done)
         #expect(try cluster.wait(long).state == .canceled)
         #expect(!FileManager.default.fileExists(atPath: cluster.directory.appendingPathComponent("long.mp4").path))
         #expect(try OutputFacts.read(cluster.directory.appendingPathComponent("short.mp4").path).countedFrames == 150)
@@ -216,5 +218,44 @@ final class Cluster {
         // The cancel reached the workers: the placebo encodes stopped, so a new job runs at once.
         let after = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("after.mp4").path)
         #expect(try cluster.wait(after, timeout: 20).state == .done)
+    }
+
+    /// A worker that joins mid-job takes segments; one stopped with SIGTERM hands its task back, which
+    /// is encoded elsewhere without counting a failed attempt.
+    @Test func workersJoinAndLeaveMidJob() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("first")
+        let source = try SourceKind.singleKeyframe.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output, ["--preset", "veryslow"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        func leasedTo(_ worker: String) throws -> [Int] {
+            try store.segments(job).filter { $0.state == .leased && $0.workerID == worker }.map(\.index)
+        }
+        var deadline = Date().addingTimeInterval(30)
+        while try leasedTo("first").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.startWorker("second")
+        deadline = Date().addingTimeInterval(30)
+        while try leasedTo("second").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try !leasedTo("second").isEmpty, "the new worker took a segment")
+
+        let handedBack = try leasedTo("first")
+        cluster.workers["first"]?.terminate()
+        cluster.workers["first"]?.waitUntilExit()
+        #expect(cluster.workers["first"]?.terminationStatus == 0)
+        try cluster.startWorker("third")
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let events = try store.events(job)
+        for index in handedBack {
+            let returns = events.filter { $0.segmentIndex == index && $0.from == "leased" && $0.to == "pending" }
+            #expect(!returns.isEmpty, "segment \(index) went back")
+        }
+        #expect(try store.segments(job).filter { handedBack.contains($0.index) }.allSatisfy { $0.attempts == 0 },
+                "a hand-back is not a failed attempt")
+        #expect(try OutputFacts.read(output).countedFrames == 200)
     }
 }
