@@ -15,6 +15,9 @@ extension Coordinator {
             var plan = try JobPlanner.plan(probe, options: JobOptions(settings: job.spec.settings, audio: job.spec.audio,
                                                                       segmentSeconds: job.spec.segmentSeconds,
                                                                       workers: options.planningWorkers), jobID: id)
+            // The job's headers come from its settings, on this coordinator's libx264; results must match.
+            let headers = try SegmentEncoder.headers(plan.output, plan.settings)
+            _ = try store.referenceExtradata(id, proposing: headers.map { String(format: "%02x", $0) }.joined())
             if planNew {
                 guard try store.addSegments(id, plan.cuts.segments) else {
                     events.withValue { $0.append(.released(id)) }

@@ -27,6 +27,16 @@ public enum SegmentEncoder {
         return config
     }
 
+    /// The SPS/PPS every segment of a job must carry: what libx264 writes at open for the frozen
+    /// settings (no frame is encoded).
+    public static func headers(_ output: VideoOutputFormat, _ settings: EncoderSettings) throws(TesseraError) -> [UInt8] {
+        do {
+            return try Encoder(video: encoderConfig(output, settings)).extradata
+        } catch {
+            throw TesseraError(.settings, "encoder", "libx264 refused the job's settings (\(error))")
+        }
+    }
+
     public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false }) throws(TesseraError) -> EncodedSegment {
         let header = task.header
         let segment = header.segment

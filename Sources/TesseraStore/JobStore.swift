@@ -169,6 +169,7 @@ public final class JobStore {
     }
 
     /// Records the job's reference SPS/PPS (hex) if none is recorded yet; returns the recorded one.
+    /// The coordinator records it from the job's settings before any segment is dispatched.
     public func referenceExtradata(_ jobID: String, proposing hex: String) throws(StoreError) -> String {
         let rows = try run("recording the job's headers", """
             UPDATE jobs SET extradata = coalesce(extradata, $2) WHERE id = $1::uuid RETURNING extradata

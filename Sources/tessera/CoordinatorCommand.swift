@@ -17,6 +17,8 @@ struct CoordinatorCommand: ParsableCommand {
     var spool: String?
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
     @Option(help: "Failed attempts after which a segment fails its job.") var attempts: Int = 3
+    @Option(help: "Largest message accepted from a worker, in bytes; larger frames are refused.")
+    var maxMessageSize: Int64 = 1 << 30
     @OptionGroup var database: DatabaseOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
@@ -42,6 +44,7 @@ struct CoordinatorCommand: ParsableCommand {
                                           coordinatorID: "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
+        options.maximumMessageSize = maxMessageSize
         let stop = CancellationFlag()
         let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
         defer { signals.release() }

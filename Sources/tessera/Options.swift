@@ -8,7 +8,7 @@ struct PlanningOptions: ParsableArguments {
     @Option(help: "Target segment length in seconds (rounded to whole GOPs).")
     var segmentSeconds: Double = 8
 
-    @Option(help: "Parallel encoders (default: the number of CPUs).")
+    @Option(help: "Parallel encoders (default: CPUs divided by --threads).")
     var workers: Int?
 
     var resolvedWorkers: Int { workers ?? ProcessInfo.processInfo.activeProcessorCount }

@@ -37,8 +37,10 @@ struct Transcode: ParsableCommand {
         defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
         let source: String
         let plan: JobPlan
-        let workers = planning.resolvedWorkers
-        let options = planning.jobOptions(encode.settings, audio: encode.audioSettings)
+        // Default: one worker process per core's worth of libx264 threads.
+        let workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, encode.threads))
+        var options = planning.jobOptions(encode.settings, audio: encode.audioSettings)
+        options.workers = workers
         do throws(TesseraError) {
             if let input {
                 source = input

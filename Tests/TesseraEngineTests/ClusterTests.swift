@@ -258,4 +258,54 @@ final class Cluster {
                 "a hand-back is not a failed attempt")
         #expect(try OutputFacts.read(output).countedFrames == 200)
     }
+
+    /// A worker whose encoder produces other SPS/PPS (another libx264 build) has its result refused,
+    /// with the reason logged in the segment's history; the segment is encoded by another worker.
+    @Test func aResultWithOtherHeadersIsRefused() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        let context = try ZMQContext()
+        defer { context.close() }
+        let rogue = try ZMQSocket(context, .dealer)
+        defer { rogue.close() }
+        try rogue.setRoutingID(Array("odd-build".utf8))
+        try rogue.connect(cluster.endpoint)
+        try rogue.send(ClusterMessage.ready(.init(workerID: "odd-build", host: "test", slots: 1, capabilities: ["libx264": "999"])).frames())
+
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output)
+        // Take one task, encode it with another profile (different SPS), send it back.
+        var refused: ClusterMessage.SegmentRef?
+        let deadline = Date().addingTimeInterval(30)
+        while refused == nil, Date() < deadline {
+            guard let frames = try rogue.receive(timeout: 0.2), let message = try? ClusterMessage(frames: frames) else { continue }
+            switch message {
+            case .heartbeat:
+                try rogue.send(ClusterMessage.heartbeat.frames())
+            case .task(let header, let payload):
+                var task = try SegmentTask(serialized: payload)
+                task.header.settings.profile = "main"
+                let encoded = try SegmentEncoder.encode(task).serialized()
+                var hasher = FNV1a64()
+                hasher.update(encoded)
+                try rogue.send(ClusterMessage.result(.init(segment: header.segment, attempt: header.attempt,
+                                                           checksum: String(hasher.value, radix: 16)), payload: encoded).frames())
+                refused = header.segment
+            default:
+                break
+            }
+        }
+        let ref = try #require(refused)
+        try cluster.startWorker("good")
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let history = try store.events(job).filter { $0.segmentIndex == ref.index }
+        #expect(history.contains { $0.to == "pending" && $0.detail?.contains("SPS/PPS from worker odd-build differ") == true })
+        #expect(history.contains { $0.to == "leased" && $0.detail == "worker good" })
+        #expect(try OutputFacts.read(output).decodeErrors.isEmpty)
+    }
 }
