@@ -234,7 +234,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         // Leases of workers that never came back after a coordinator restart.
         if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness + 1) {
-            for holder in try store.leaseHolders() where peers[holder] == nil {
+            for holder in try store.leaseHolders(coordinator: options.coordinatorID) where peers[holder] == nil {
                 try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected")
             }
         }
@@ -249,7 +249,7 @@ public final class Coordinator: @unchecked Sendable {
         while let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob) {
             background(job.id) { store in try self.prepare(job.id, store: store, planNew: true) }
         }
-        for id in try store.jobIDs(in: .encoding) where mine(id) && contexts[id] == nil && !busy.contains(id) {
+        for id in try store.jobIDs(in: .encoding, coordinator: options.coordinatorID) where mine(id) && contexts[id] == nil && !busy.contains(id) {
             background(id) { store in try self.prepare(id, store: store, planNew: false) }
         }
         for (id, _) in contexts {

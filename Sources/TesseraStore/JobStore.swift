@@ -188,9 +188,12 @@ public final class JobStore {
         }
     }
 
-    /// Workers that hold leases now.
-    public func leaseHolders() throws(StoreError) -> [String] {
-        try run("listing lease holders", "SELECT DISTINCT worker_id FROM segments WHERE state = 'leased'").all.map { $0.string("worker_id") }
+    /// Workers that hold leases now (on the jobs `coordinator` claimed, when given).
+    public func leaseHolders(coordinator: String? = nil) throws(StoreError) -> [String] {
+        try run("listing lease holders", """
+            SELECT DISTINCT s.worker_id FROM segments s JOIN jobs j ON j.id = s.job_id
+            WHERE s.state = 'leased' AND ($1::text IS NULL OR j.coordinator = $1)
+            """, [coordinator]).all.map { $0.string("worker_id") }
     }
 
     /// Jobs in `state` (claimed by `coordinator`, when given), oldest first.
