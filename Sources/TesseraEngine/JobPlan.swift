@@ -19,6 +19,15 @@ public struct JobPlan: Sendable {
     public var audio: AudioPlan
 
     public var inputPath: String { probe.path }
+
+    /// Opens the input again to read its packets.
+    func reopenInput() throws(TesseraError) -> MediaInput {
+        do {
+            return try MediaInput(path: inputPath)
+        } catch {
+            throw .input(inputPath, "cannot reopen (\(error.message))")
+        }
+    }
 }
 
 public struct JobOptions: Sendable {

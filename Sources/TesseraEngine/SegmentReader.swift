@@ -21,11 +21,7 @@ public final class SegmentReader {
 
     public init(plan: JobPlan) throws(TesseraError) {
         self.plan = plan
-        do {
-            input = try MediaInput(path: plan.inputPath)
-        } catch {
-            throw .input(plan.inputPath, "cannot reopen (\(error.message))")
-        }
+        input = try plan.reopenInput()
         var lookup: [Key: [Int]] = [:]
         for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
         self.lookup = lookup

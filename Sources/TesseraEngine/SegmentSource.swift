@@ -9,11 +9,7 @@ public final class SegmentSource {
 
     public init(plan: JobPlan) throws(TesseraError) {
         self.plan = plan
-        do {
-            input = try MediaInput(path: plan.inputPath)
-        } catch {
-            throw .input(plan.inputPath, "cannot reopen (\(error.message))")
-        }
+        input = try plan.reopenInput()
     }
 
     /// Calls `body` with each segment's task, in order of their last packet. `body` may block (back-pressure).

@@ -28,12 +28,7 @@ struct CoordinatorCommand: ParsableCommand {
         logger.logLevel = verbose ? .debug : .info
         let url: String
         do throws(StoreError) {
-            if let explicit = database.explicitURL {
-                url = explicit
-            } else {
-                try database.embedded.start()
-                url = database.embedded.url
-            }
+            url = try database.resolveURL()
         } catch {
             throw Tessera.fail(error)
         }

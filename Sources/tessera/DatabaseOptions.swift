@@ -21,12 +21,16 @@ struct DatabaseOptions: ParsableArguments {
         return nil
     }
 
+    /// The store's URL, starting the embedded server when that is the store.
+    func resolveURL() throws(StoreError) -> String {
+        if let url = explicitURL { return url }
+        try embedded.start()
+        return embedded.url
+    }
+
     /// Connects (starting the embedded server if that is the store) and brings the schema up to date.
     func open() throws(StoreError) -> JobStore {
-        if let url = explicitURL { return try JobStore(url: url, migrate: true, reconnectTimeout: 5) }
-        let server = embedded
-        try server.start()
-        return try JobStore(url: server.url, migrate: true, reconnectTimeout: 5)
+        try JobStore(url: try resolveURL(), migrate: true, reconnectTimeout: 5)
     }
 }
 

@@ -143,14 +143,7 @@ struct Migrate: ParsableCommand {
 
     func run() throws {
         do throws(StoreError) {
-            let url: String
-            if let explicit = database.explicitURL {
-                url = explicit
-            } else {
-                try database.embedded.start()
-                url = database.embedded.url
-            }
-            let store = try JobStore(url: url, reconnectTimeout: 5)
+            let store = try JobStore(url: try database.resolveURL(), reconnectTimeout: 5)
             defer { store.close() }
             let applied = try store.migrate()
             FileHandle.standardError.write(Data((applied.isEmpty ? "tessera: schema is up to date\n"

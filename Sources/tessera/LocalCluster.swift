@@ -20,13 +20,7 @@ struct LocalCluster {
 
     func transcode(input: String, output: String, spec: JobSpec, database: DatabaseOptions, interrupted: CancellationFlag,
                    progress: ProgressRenderer) throws -> Outcome {
-        let url: String
-        if let explicit = database.explicitURL {
-            url = explicit
-        } else {
-            try database.embedded.start()
-            url = database.embedded.url
-        }
+        let url = try database.resolveURL()
         let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
         defer { store.close() }
         try store.listen()
