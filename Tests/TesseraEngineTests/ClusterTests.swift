@@ -132,9 +132,15 @@ final class Cluster {
         let deadline = Date().addingTimeInterval(30)
         while try store.segments(job).contains(where: { $0.state == .leased }) == false, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         cluster.kill9(cluster.workers["victim"])
+        let killed = Date()
         try cluster.startWorker("survivor")
         let record = try cluster.wait(job)
+        let elapsed = Date().timeIntervalSince(killed)
         #expect(record.state == .done, "\(record.error ?? "")")
+        // Within the heartbeat timeout (3 × 0.3 s) plus the time to encode what was left, with slack for
+        // process start-up and stitching on a loaded machine.
+        let encodeTime = try store.segments(job).compactMap(\.encodeSeconds).reduce(0, +)
+        #expect(elapsed < 0.9 + encodeTime + 10, "done \(elapsed) s after the kill; encoding took \(encodeTime) s")
         let events = try store.events(job)
         #expect(events.contains { $0.detail?.contains("victim went silent") == true })
         let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
