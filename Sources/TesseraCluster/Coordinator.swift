@@ -87,6 +87,8 @@ public final class Coordinator: @unchecked Sendable {
         let socket = try ZMQSocket(context, .router)
         defer { socket.close() }
         try socket.setMaximumMessageSize(options.maximumMessageSize)
+        // A worker that reconnects (same id) takes its identity over from the dead connection.
+        try socket.setHandover(true)
         try socket.bind(options.bind)
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])

@@ -35,6 +35,10 @@ public final class ZMQSocket {
     /// Frames larger than this are refused by the socket (ZMQ_MAXMSGSIZE); the peer is disconnected.
     public func setMaximumMessageSize(_ bytes: Int64) throws(ZMQError) { try setOption(ZMQ_MAXMSGSIZE, bytes) }
 
+    /// ROUTER: a peer reconnecting with an identity already known takes it over (instead of being
+    /// refused while the old connection is still thought alive).
+    public func setHandover(_ on: Bool) throws(ZMQError) { try setOption(ZMQ_ROUTER_HANDOVER, Int32(on ? 1 : 0)) }
+
     /// The identity a ROUTER sees for this DEALER.
     public func setRoutingID(_ id: [UInt8]) throws(ZMQError) {
         try check(zmq_setsockopt(handle, ZMQ_ROUTING_ID, id, id.count), "zmq_setsockopt(ZMQ_ROUTING_ID)")

@@ -12,9 +12,10 @@ import ZMQKit
         let process: Process
         let endpoint: String
 
-        init(heartbeat: Double = 0.2) throws {
+        init(heartbeat: Double = 1) throws {
             context = try ZMQContext()
             router = try ZMQSocket(context, .router)
+            try router.setHandover(true)
             try router.bind("tcp://127.0.0.1:*")
             endpoint = router.lastEndpoint!
             process = Process()
@@ -57,6 +58,7 @@ import ZMQKit
     }
 
     @Test func theWorkerEncodesExactlyWhatTheEngineDoes() throws {
+        let task = try tasks(.openGOP, segmentSeconds: 1)[2]
         let harness = try Harness()
         defer { harness.finish() }
         let ready = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
@@ -64,7 +66,6 @@ import ZMQKit
         #expect(info.workerID == "test-worker")
         #expect(info.capabilities["libavcodec"] != nil && info.capabilities["libx264"] != nil)
 
-        let task = try tasks(.openGOP, segmentSeconds: 1)[2]
         let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
         try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
         let reply = try #require(try harness.next { $0.segment == ref })
@@ -82,12 +83,12 @@ import ZMQKit
     }
 
     @Test func sigtermHandsTheTaskBack() throws {
-        let harness = try Harness()
-        defer { harness.finish() }
-        _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
         // 100 frames at the placebo preset keep the worker busy for many seconds.
         var task = try tasks(.singleKeyframe, segmentSeconds: 100, workers: 1)[0]
         task.header.settings.preset = "placebo"
+        let harness = try Harness()
+        defer { harness.finish() }
+        _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
         let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
         try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
         // Keep answering heartbeats while the worker encodes.
@@ -100,7 +101,7 @@ import ZMQKit
     }
 
     @Test func aSilentCoordinatorIsLeftAndRejoined() throws {
-        let harness = try Harness(heartbeat: 0.1)
+        let harness = try Harness(heartbeat: 0.2)
         defer { harness.finish() }
         _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
         // No heartbeats back: after 3 intervals the worker reconnects and introduces itself again.
