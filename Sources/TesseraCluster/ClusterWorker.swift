@@ -23,6 +23,8 @@ public final class ClusterWorker: @unchecked Sendable {
         public var heartbeatInterval: Double
         public var liveness: Int
         public var maximumMessageSize: Int64
+        /// Stop when the process that started this worker is gone (local workers of `tessera transcode`).
+        public var parentProcess: Int32?
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {
@@ -33,6 +35,11 @@ public final class ClusterWorker: @unchecked Sendable {
             self.heartbeatInterval = heartbeatInterval
             self.liveness = liveness
             self.maximumMessageSize = maximumMessageSize
+        }
+
+        public init(endpoint: String, workerID: String, slots: Int, threads: Int, heartbeatInterval: Double, parentProcess: Int32?) {
+            self.init(endpoint: endpoint, workerID: workerID, slots: slots, threads: threads, heartbeatInterval: heartbeatInterval)
+            self.parentProcess = parentProcess
         }
     }
 
@@ -65,7 +72,10 @@ public final class ClusterWorker: @unchecked Sendable {
         while !stop.isCancelled {
             let socket = try connect(context)
             let outcome = try serve(socket, stop: stop)
+            // Give results already sent a moment to leave before the socket goes.
+            try? socket.setLinger(milliseconds: 500)
             socket.close()
+            if heardFromCoordinator { backoff = options.heartbeatInterval }
             guard outcome == .coordinatorSilent else { return }
             logger.warning("coordinator silent, reconnecting", metadata: ["worker.backoff": "\(backoff)"])
             sleep(backoff, unless: stop)
@@ -91,11 +101,15 @@ public final class ClusterWorker: @unchecked Sendable {
 
     enum Outcome { case stopped, coordinatorSilent }
 
+    var heardFromCoordinator = false
+
     func serve(_ socket: ZMQSocket, stop: CancellationFlag) throws(ZMQError) -> Outcome {
         let interval = options.heartbeatInterval
+        heardFromCoordinator = false
         var lastHeard = Date()
         var nextBeat = Date().addingTimeInterval(interval)
         while true {
+            if let parent = options.parentProcess, getppid() != parent { stop.cancel() }
             if stop.isCancelled {
                 handBack(socket)
                 return .stopped
@@ -111,6 +125,7 @@ public final class ClusterWorker: @unchecked Sendable {
             if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
             guard let frames = try socket.receive(timeout: min(0.05, interval)) else { continue }
             lastHeard = Date()
+            heardFromCoordinator = true
             let message: ClusterMessage
             do {
                 message = try ClusterMessage(frames: frames)
@@ -132,6 +147,8 @@ public final class ClusterWorker: @unchecked Sendable {
     /// Encodes on a dedicated thread; the result is queued for the socket's thread to send.
     func start(_ header: ClusterMessage.TaskHeader, _ payload: [UInt8]) {
         let ref = header.segment
+        // The same segment again (a second attempt): the first encode gives way.
+        inFlight[ref]?.cancel()
         let flag = CancellationFlag()
         inFlight[ref] = flag
         let completions = self.completions

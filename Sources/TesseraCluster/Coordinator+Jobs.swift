@@ -26,6 +26,11 @@ extension Coordinator {
                 logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)"])
             } else {
                 let recorded = try store.plannedSegments(id)
+                // The recorded plan must still fit the file (it may have been replaced since).
+                guard recorded.allSatisfy({ $0.lastPacket < probe.packets.count }),
+                      recorded.first.map({ probe.packets[$0.firstPacket].randomAccess != .none }) ?? true else {
+                    throw TesseraError.input(job.input, "changed since the job was planned")
+                }
                 if !recorded.isEmpty { plan.cuts.segments = recorded }
                 for segment in try store.segments(id) where segment.state == .done {
                     if !Self.intact(segment) { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
@@ -64,7 +69,8 @@ extension Coordinator {
             _ = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)
-            if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)) {
+            if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)),
+               (try? store.job(id).state) == .stitching {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)

@@ -68,7 +68,14 @@ public final class Coordinator: @unchecked Sendable {
     var peers: [String: Peer] = [:]
     var contexts: [String: JobContext] = [:]
     var busy: Set<String> = []
+    var dirty = true
     let started = Date()
+    let backgroundThreads = DispatchGroup()
+
+    /// Worker ids become file and log names: short, printable, no path separators.
+    static func acceptable(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._@:-".contains($0)) }
+    }
 
     public init(options: Options, logger: Logger = Logger(label: "tessera.coordinator")) {
         self.options = options
@@ -100,26 +107,47 @@ public final class Coordinator: @unchecked Sendable {
 
         var nextBeat = Date(), nextSweep = Date()
         while !stop.isCancelled {
-            if let frames = try socket.receive(timeout: 0.02) {
-                // A message that the store refuses (a forged id, a stale segment) is dropped, never fatal.
-                do { try handle(frames, socket, store) } catch let error as StoreError where error.sqlState != nil {
-                    logger.warning("dropped a message the store refused", metadata: ["error": "\(error)"])
-                }
+            // Every waiting message first, so heartbeats are never read late.
+            var timeout = 0.02
+            while let frames = try socket.receive(timeout: timeout) {
+                timeout = 0
+                try step("message") { try handle(frames, socket, store) }
             }
-            for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) { try apply(event, store) }
+            for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) {
+                dirty = true
+                try step("job event") { try apply(event, socket, store) }
+            }
             let now = Date()
             if now >= nextBeat {
-                try heartbeat(socket, store)
+                try step("heartbeat") { try heartbeat(socket, store) }
                 nextBeat = now.addingTimeInterval(options.heartbeatInterval)
             }
             let notified = !(try store.waitForChanges(timeout: 0)).isEmpty
             if now >= nextSweep || notified {
-                try sweep(socket, store)
+                try step("sweep") { try sweep(socket, store) }
                 nextSweep = now.addingTimeInterval(0.5)
+                dirty = true
             }
-            try dispatch(socket, store)
+            if dirty {
+                dirty = false
+                try step("dispatch") { try dispatch(socket, store) }
+            }
         }
         logger.info("coordinator stopping")
+        // Planning and stitching threads finish before the process may exit (no half-written output).
+        backgroundThreads.wait()
+    }
+
+    /// Runs one part of the loop: what goes wrong because of one message or one job is logged and
+    /// dropped; only a database that stays unreachable ends the coordinator.
+    func step(_ what: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+            throw error
+        } catch {
+            logger.warning("\(what) failed", metadata: ["error": "\(error)"])
+        }
     }
 
     // MARK: Messages
@@ -128,6 +156,10 @@ public final class Coordinator: @unchecked Sendable {
         guard frames.count >= 2 else { return }
         let identity = frames[0]
         let worker = String(decoding: identity, as: UTF8.self)
+        guard Array(worker.utf8) == identity, Self.acceptable(worker) else {
+            logger.warning("dropped a message from an unacceptable identity")
+            return
+        }
         let message: ClusterMessage
         do {
             message = try ClusterMessage(frames: Array(frames.dropFirst()))
@@ -136,6 +168,7 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         peers[worker]?.lastHeard = Date()
+        dirty = true
         if let ref = message.segment, UUID(uuidString: ref.jobID) == nil {
             logger.warning("dropped a message for a job id that is not one", metadata: ["peer": "\(worker)"])
             return
@@ -150,7 +183,7 @@ public final class Coordinator: @unchecked Sendable {
                 logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
                 return
             }
-            var peer = Peer(identity: identity, slots: ready.slots)
+            var peer = Peer(identity: identity, slots: min(max(ready.slots, 1), 64))
             try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             let working = Set(ready.inFlight)
@@ -163,7 +196,8 @@ public final class Coordinator: @unchecked Sendable {
             peers[worker] = peer
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
         case .heartbeat:
-            break
+            // Alive: its leases hold.
+            if let peer = peers[worker], !peer.inFlight.isEmpty { try store.renewAll(worker: worker, seconds: options.leaseSeconds) }
         case .result(let header, let payload):
             peers[worker]?.inFlight[header.segment] = nil
             try accept(header, payload, from: worker, store)
@@ -207,7 +241,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         let directory = options.spool.appendingPathComponent(ref.jobID)
         let final = directory.appendingPathComponent(String(format: "segment-%06d.tres", ref.index))
-        let temporary = directory.appendingPathComponent(".\(worker)-\(ref.index).part")
+        let temporary = directory.appendingPathComponent(String(format: ".segment-%06d.%@.part", ref.index, UUID().uuidString))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(payload).write(to: temporary)
         let result = SegmentResult(path: final.path, checksum: checksum, sizeBytes: Int64(payload.count),
@@ -235,13 +269,13 @@ public final class Coordinator: @unchecked Sendable {
             try socket.send([peer.identity] + ClusterMessage.heartbeat.frames())
         }
         // Leases of workers that never came back after a coordinator restart.
-        if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness + 1) {
+        if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness) + 35 {
             for holder in try store.leaseHolders(coordinator: options.coordinatorID) where peers[holder] == nil {
-                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected")
+                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false)
             }
         }
         let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
-        for job in reaped.failedJobs { drop(job) }
+        for job in reaped.failedJobs { drop(job, socket) }
     }
 
     // MARK: Jobs
@@ -257,17 +291,16 @@ public final class Coordinator: @unchecked Sendable {
         for (id, _) in contexts {
             let job = try store.job(id)
             if job.state.isFinal {
-                cancelInFlight(id, socket)
-                drop(id)
+                drop(id, socket)
             } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, !busy.contains(id) {
-                try store.setState(id, to: .stitching)
+                guard (try? store.setState(id, to: .stitching)) != nil else { continue }
                 let plan = contexts[id]!.plan
                 background(id) { store in try self.stitch(id, plan, store) }
             }
         }
     }
 
-    func apply(_ event: Event, _ store: JobStore) throws {
+    func apply(_ event: Event, _ socket: ZMQSocket, _ store: JobStore) throws {
         switch event {
         case .ready(let id, let plan):
             busy.remove(id)
@@ -281,10 +314,10 @@ public final class Coordinator: @unchecked Sendable {
             busy.remove(id)
             let job = try store.job(id)
             if !job.state.isFinal { try? store.setState(id, to: .failed, error: reason) }
-            drop(id)
+            drop(id, socket)
         case .stitched(let id):
             busy.remove(id)
-            drop(id)
+            drop(id, socket)
         case .released(let id):
             busy.remove(id)
             contexts[id] = nil
@@ -300,7 +333,9 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    func drop(_ job: String) {
+    /// Forgets a job that ended: its encodes stop, its spool goes.
+    func drop(_ job: String, _ socket: ZMQSocket) {
+        cancelInFlight(job, socket)
         contexts[job] = nil
         try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
     }
@@ -312,12 +347,21 @@ public final class Coordinator: @unchecked Sendable {
         for (id, peer) in peers where !peer.incompatible {
             let free = peer.slots - peer.inFlight.count
             guard free > 0 else { continue }
-            for lease in try store.lease(worker: id, seconds: options.leaseSeconds, limit: free, jobs: jobs) {
+            for lease in try store.lease(worker: id, seconds: options.leaseSeconds, limit: free, jobs: jobs,
+                                         attemptLimit: options.attemptLimit) {
                 guard let context = contexts[lease.jobID], let segment = context.segments[lease.index] else {
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     continue
                 }
-                let task = try context.reader.task(for: segment)
+                let task: SegmentTask
+                do {
+                    task = try context.reader.task(for: segment)
+                } catch {
+                    try store.release(lease.jobID, lease.index, worker: id, error: nil)
+                    try? store.setState(lease.jobID, to: .failed, error: error.description)
+                    drop(lease.jobID, socket)
+                    continue
+                }
                 let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
                 try socket.send([peer.identity] + ClusterMessage.task(.init(segment: ref, attempt: lease.attempts + 1),
                                                                       payload: task.serialized()).frames())
@@ -331,7 +375,10 @@ public final class Coordinator: @unchecked Sendable {
         busy.insert(job)
         let url = options.databaseURL
         let events = self.events
+        let group = backgroundThreads
+        group.enter()
         let thread = Thread {
+            defer { group.leave() }
             do {
                 let store = try JobStore(url: url)
                 defer { store.close() }

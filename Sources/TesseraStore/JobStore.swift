@@ -87,8 +87,9 @@ public final class JobStore {
         guard current.state.canMove(to: state) else {
             throw StoreError("job \(id) cannot go from \(current.state.rawValue) to \(state.rawValue)")
         }
-        _ = try run("updating the job", "UPDATE jobs SET state = $2, error = coalesce($3, error) WHERE id = $1::uuid AND state = $4",
-                    [current.id, state.rawValue, error, current.state.rawValue])
+        let moved = try run("updating the job", "UPDATE jobs SET state = $2, error = coalesce($3, error) WHERE id = $1::uuid AND state = $4",
+                            [current.id, state.rawValue, error, current.state.rawValue])
+        guard moved.affected == 1 else { throw StoreError("job \(id) changed state meanwhile (wanted \(current.state.rawValue) → \(state.rawValue))") }
     }
 
     /// Takes the oldest queued job for planning; nil when none is queued.
@@ -226,20 +227,22 @@ public final class JobStore {
     /// Leases up to `limit` pending segments of encoding jobs to `worker` for `seconds`. Concurrent
     /// lessors never get the same segment (FOR UPDATE SKIP LOCKED). Longest segments first within a job,
     /// oldest job first.
-    public func lease(worker: String, seconds: Double, limit: Int = 1, jobs: [String]? = nil) throws(StoreError) -> [Lease] {
+    public func lease(worker: String, seconds: Double, limit: Int = 1, jobs: [String]? = nil,
+                      attemptLimit: Int = Int(Int32.max)) throws(StoreError) -> [Lease] {
         let rows = try run("leasing segments", """
             UPDATE segments s SET state = 'leased', worker_id = $1,
                 lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
             FROM (
                 SELECT s2.job_id, s2.index FROM segments s2 JOIN jobs j ON j.id = s2.job_id
                 WHERE s2.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
+                  AND s2.attempts < $5
                 ORDER BY (SELECT count(*) FROM segments x WHERE x.job_id = s2.job_id AND x.state = 'leased'),
                          j.created_at, s2.frame_count DESC, s2.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
             ) picked
             WHERE s.job_id = picked.job_id AND s.index = picked.index
             RETURNING s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
-            """, [worker, String(seconds), String(limit), jobs.map { "{" + $0.joined(separator: ",") + "}" }])
+            """, [worker, String(seconds), String(limit), jobs.map { "{" + $0.joined(separator: ",") + "}" }, String(attemptLimit)])
         return rows.all.map {
             Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
                   endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
@@ -278,12 +281,20 @@ public final class JobStore {
 
     /// Returns every lease of `worker` to pending at once (the worker is dead), counting an attempt.
     @discardableResult
-    public func releaseAll(worker: String, reason: String) throws(StoreError) -> Int {
+    public func releaseAll(worker: String, reason: String, countAttempt: Bool = true) throws(StoreError) -> Int {
         try run("returning the worker's leases", """
-            UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL, attempts = attempts + 1,
-                last_error = $2
+            UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL,
+                attempts = attempts + CASE WHEN $3 THEN 1 ELSE 0 END, last_error = $2
             WHERE state = 'leased' AND worker_id = $1
-            """, [worker, reason]).affected
+            """, [worker, reason, countAttempt ? "true" : "false"]).affected
+    }
+
+    /// Extends every lease `worker` holds (it is alive: it just sent a heartbeat).
+    public func renewAll(worker: String, seconds: Double) throws(StoreError) {
+        _ = try run("renewing leases", """
+            UPDATE segments SET lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
+            WHERE state = 'leased' AND worker_id = $1
+            """, [worker, String(seconds)])
     }
 
     /// Expired leases go back to pending and count an attempt; a segment that reaches `attemptLimit`

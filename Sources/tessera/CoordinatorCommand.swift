@@ -20,6 +20,8 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "Largest message accepted from a worker, in bytes; larger frames are refused.")
     var maxMessageSize: Int64 = 1 << 30
     @OptionGroup var database: DatabaseOptions
+    @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
+    var id: String?
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
     func run() throws {
@@ -36,7 +38,7 @@ struct CoordinatorCommand: ParsableCommand {
             ?? (database.dataDir.map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultDirectory()).appendingPathComponent("spool")
         // Stable across restarts on this host, so a restarted coordinator takes back its own jobs.
         var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL,
-                                          coordinatorID: "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
+                                          coordinatorID: id ?? "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
         options.maximumMessageSize = maxMessageSize

@@ -54,7 +54,8 @@ struct LocalCluster {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(ProcessInfo.processInfo.processIdentifier)-\(n)",
-                                 "--threads", String(threads), "--heartbeat", "0.5"]
+                                 "--threads", String(threads), "--heartbeat", "0.5",
+                                 "--parent-process", String(ProcessInfo.processInfo.processIdentifier)]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do { try process.run() } catch { return nil }
@@ -84,6 +85,9 @@ struct LocalCluster {
             for (n, p) in processes.enumerated() where !p.isRunning && restarts < 3 * workers {
                 restarts += 1
                 if let replacement = startWorker(n) { processes[n] = replacement }
+            }
+            if processes.isEmpty || (restarts >= 3 * workers && processes.allSatisfy({ !$0.isRunning })) {
+                try? store.setState(id, to: .failed, error: "no worker process could run (\(binary))")
             }
             _ = try store.waitForChanges(timeout: 0.5)
         }

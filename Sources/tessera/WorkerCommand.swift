@@ -15,6 +15,7 @@ struct Worker: ParsableCommand {
     @Option(help: "This worker's id (default: host-pid).") var id: String?
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
+    @Option(help: .hidden) var parentProcess: Int32?
 
     func validate() throws {
         guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
@@ -29,7 +30,8 @@ struct Worker: ParsableCommand {
         let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
         defer { signals.release() }
         let worker = ClusterWorker(options: .init(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
-                                                  threads: threads, heartbeatInterval: heartbeat), logger: logger)
+                                                  threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess),
+                                   logger: logger)
         do {
             try worker.run(stop: stop)
         } catch {
