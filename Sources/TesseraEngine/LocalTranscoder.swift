@@ -91,9 +91,7 @@ public struct LocalTranscoder: Sendable {
                                    wallSeconds: Date().timeIntervalSince(started), encodeSeconds: stats.encodeSeconds,
                                    decodedFrames: stats.decodedFrames)
         } catch {
-            if ProcessInfo.processInfo.environment["TESSERA_KEEP_FAILED_OUTPUT"] == nil {
-                try? FileManager.default.removeItem(atPath: temporary)
-            }
+            try? FileManager.default.removeItem(atPath: temporary)
             throw error
         }
     }
