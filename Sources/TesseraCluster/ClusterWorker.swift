@@ -154,26 +154,20 @@ public final class ClusterWorker: @unchecked Sendable {
         let completions = self.completions
         let logger = self.logger
         let threads = options.threads
-        let thread = Thread { [weak self] in
+        startThread(name: "tessera-encode-\(ref.index)") {
             let message: ClusterMessage
             do {
                 var task = try SegmentTask(serialized: payload)
                 task.header.settings.threads = threads
                 let encoded = try SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
                 let bytes = encoded.serialized()
-                var hasher = FNV1a64()
-                hasher.update(bytes)
-                message = .result(.init(segment: ref, attempt: header.attempt, checksum: String(hasher.value, radix: 16)), payload: bytes)
+                message = .result(.init(segment: ref, attempt: header.attempt, checksum: FNV1a64.hex(bytes)), payload: bytes)
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
                 message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))
             }
             completions.withValue { $0.append(message) }
-            _ = self
         }
-        thread.stackSize = 16 << 20
-        thread.name = "tessera-encode-\(ref.index)"
-        thread.start()
     }
 
     /// Cancels every encode and tells the coordinator which tasks go back.

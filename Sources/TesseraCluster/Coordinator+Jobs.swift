@@ -17,7 +17,7 @@ extension Coordinator {
                                                                       workers: options.planningWorkers), jobID: id)
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
-            _ = try store.referenceExtradata(id, proposing: headers.map { String(format: "%02x", $0) }.joined())
+            _ = try store.referenceExtradata(id, proposing: headers.hexString)
             if planNew {
                 guard try store.addSegments(id, plan.cuts.segments) else {
                     events.withValue { $0.append(.released(id)) }
@@ -33,7 +33,7 @@ extension Coordinator {
                 }
                 if !recorded.isEmpty { plan.cuts.segments = recorded }
                 for segment in try store.segments(id) where segment.state == .done {
-                    if !Self.intact(segment) { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
+                    if Self.spooled(segment) == nil { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
                 }
             }
             events.withValue { $0.append(.ready(id, plan)) }
@@ -42,12 +42,12 @@ extension Coordinator {
         }
     }
 
-    static func intact(_ segment: SegmentRecord) -> Bool {
+    /// The spooled bytes of a done segment, read once; nil when missing or not what the store recorded.
+    static func spooled(_ segment: SegmentRecord) -> [UInt8]? {
         guard let path = segment.resultPath, let checksum = segment.checksum,
-              let data = FileManager.default.contents(atPath: path) else { return false }
-        var hasher = FNV1a64()
-        hasher.update([UInt8](data))
-        return String(hasher.value, radix: 16) == checksum
+              let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        return FNV1a64.hex(bytes) == checksum ? bytes : nil
     }
 
     /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.
@@ -58,11 +58,10 @@ extension Coordinator {
         do throws(TesseraError) {
             let audio = try AudioTranscoder.run(plan)
             _ = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
-                guard let record = records[k], Self.intact(record), let path = record.resultPath,
-                      let data = FileManager.default.contents(atPath: path) else {
+                guard let record = records[k], let bytes = Self.spooled(record) else {
                     throw TesseraError(.stitch, "segment \(k)", "spooled result missing or damaged")
                 }
-                do { return try EncodedSegment(serialized: [UInt8](data)) } catch {
+                do { return try EncodedSegment(serialized: bytes) } catch {
                     throw TesseraError(.stitch, "segment \(k)", String(describing: error))
                 }
             }, audio: audio, to: temporary)

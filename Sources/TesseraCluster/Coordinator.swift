@@ -220,9 +220,7 @@ public final class Coordinator: @unchecked Sendable {
     /// Checks a result and records it; a late duplicate or a result with other headers is refused.
     func accept(_ header: ClusterMessage.ResultHeader, _ payload: [UInt8], from worker: String, _ store: JobStore) throws {
         let ref = header.segment
-        var hasher = FNV1a64()
-        hasher.update(payload)
-        let checksum = String(hasher.value, radix: 16)
+        let checksum = FNV1a64.hex(payload)
         let encoded: EncodedSegment
         do {
             guard checksum == header.checksum else { throw PayloadError.checksumMismatch }
@@ -232,7 +230,7 @@ public final class Coordinator: @unchecked Sendable {
             try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
             return
         }
-        let hex = encoded.header.extradata.map { String(format: "%02x", $0) }.joined()
+        let hex = encoded.header.extradata.hexString
         guard try store.referenceExtradata(ref.jobID, proposing: hex) == hex else {
             peers[worker]?.incompatible = true
             try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
@@ -375,10 +373,7 @@ public final class Coordinator: @unchecked Sendable {
         busy.insert(job)
         let url = options.databaseURL
         let events = self.events
-        let group = backgroundThreads
-        group.enter()
-        let thread = Thread {
-            defer { group.leave() }
+        startThread(name: "tessera-job-\(job.prefix(8))", group: backgroundThreads) {
             do {
                 let store = try JobStore(url: url)
                 defer { store.close() }
@@ -387,7 +382,5 @@ public final class Coordinator: @unchecked Sendable {
                 events.withValue { $0.append(.failed(job, "\(error)")) }
             }
         }
-        thread.stackSize = 16 << 20
-        thread.start()
     }
 }

@@ -12,6 +12,9 @@ public enum CanonicalJSON {
 
     public static func data<T: Encodable>(_ value: T) -> [UInt8] { Array(encode(value).utf8) }
 
+    /// A stable digest of a value: FNV-1a over its canonical JSON.
+    public static func digest<T: Encodable>(_ value: T) -> String { FNV1a64.hex(data(value)) }
+
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try JSONDecoder().decode(type, from: Data(bytes))
     }

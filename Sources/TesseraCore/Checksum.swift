@@ -16,4 +16,16 @@ public struct FNV1a64: Sendable {
     public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
+
+    /// The checksum of `bytes` in hex: what the store records and results carry.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        var hasher = FNV1a64()
+        hasher.update(bytes)
+        return String(hasher.value, radix: 16)
+    }
+}
+
+extension [UInt8] {
+    /// Lower-case hex, two digits a byte.
+    public var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }

@@ -63,11 +63,7 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var effectiveBFrames: Int { profile == "baseline" ? 0 : bframes }
 
     /// A stable digest of the settings (FNV-1a over the canonical JSON), to tell jobs' settings apart.
-    public var digest: String {
-        var hasher = FNV1a64()
-        hasher.update(Array(CanonicalJSON.encode(self).utf8))
-        return String(hasher.value, radix: 16)
-    }
+    public var digest: String { CanonicalJSON.digest(self) }
 }
 
 public struct SettingsError: Error, CustomStringConvertible, Equatable {

@@ -11,9 +11,5 @@ public struct JobSpec: Codable, Hashable, Sendable {
         self.segmentSeconds = segmentSeconds
     }
 
-    public var digest: String {
-        var hasher = FNV1a64()
-        hasher.update(Array(CanonicalJSON.encode(self).utf8))
-        return String(hasher.value, radix: 16)
-    }
+    public var digest: String { CanonicalJSON.digest(self) }
 }

@@ -46,9 +46,10 @@ final class WorkQueue<Element: Sendable> {
 // All state is guarded by `condition`.
 extension WorkQueue: @unchecked Sendable {}
 
-/// Runs `body` on a dedicated thread (blocking C work stays off Swift's cooperative pool).
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> DispatchGroup {
-    let done = DispatchGroup()
+/// Runs `body` on a dedicated thread (blocking C work stays off Swift's cooperative pool), with a stack
+/// large enough for libx264 and the decoders; `done` is left when it returns.
+@discardableResult
+public func startThread(name: String, group done: DispatchGroup = DispatchGroup(), _ body: @escaping @Sendable () -> Void) -> DispatchGroup {
     done.enter()
     let thread = Thread {
         body()

@@ -183,10 +183,7 @@ public final class JobStore {
         try run("listing the worker's leases", """
             SELECT job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts FROM segments
             WHERE state = 'leased' AND worker_id = $1 ORDER BY job_id, index
-            """, [worker]).all.map {
-            Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
-                  endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
-        }
+            """, [worker]).all.map(Lease.init)
     }
 
     /// Workers that hold leases now (on the jobs `coordinator` claimed, when given).
@@ -243,18 +240,7 @@ public final class JobStore {
             WHERE s.job_id = picked.job_id AND s.index = picked.index
             RETURNING s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
             """, [worker, String(seconds), String(limit), jobs.map { "{" + $0.joined(separator: ",") + "}" }, String(attemptLimit)])
-        return rows.all.map {
-            Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
-                  endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
-        }
-    }
-
-    /// Extends a lease the worker still holds; false when it no longer holds it.
-    public func renew(_ jobID: String, _ index: Int, worker: String, seconds: Double) throws(StoreError) -> Bool {
-        try run("renewing the lease", """
-            UPDATE segments SET lease_expires_at = clock_timestamp() + make_interval(secs => $4::double precision)
-            WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
-            """, [jobID, String(index), worker, String(seconds)]).affected == 1
+        return rows.all.map(Lease.init)
     }
 
     /// Records a finished segment. False (and nothing changes) when the worker no longer holds the lease:
@@ -328,10 +314,7 @@ public final class JobStore {
                         """, [job])
                 }
             }
-            let returned = expired.all.map {
-                Lease(jobID: $0.string("job_id"), index: $0.int("index") ?? -1, startPTS: $0.int64("start_pts") ?? 0,
-                      endPTS: $0.int64("end_pts") ?? 0, frameCount: $0.int("frame_count") ?? 0, attempts: $0.int("attempts") ?? 0)
-            }
+            let returned = expired.all.map(Lease.init)
             return (returned, failedJobs)
         }
     }

@@ -120,6 +120,17 @@ public struct Lease: Sendable, Equatable, Hashable {
     public var endPTS: Int64
     public var frameCount: Int
     public var attempts: Int
+
+    /// From a segment row (the lease columns are a segment's).
+    init(_ row: PGRow) {
+        let segment = SegmentRecord(row)
+        jobID = segment.jobID
+        index = segment.index
+        startPTS = segment.startPTS
+        endPTS = segment.endPTS
+        frameCount = segment.frameCount
+        attempts = segment.attempts
+    }
 }
 
 /// What a worker reports when it finishes a segment.

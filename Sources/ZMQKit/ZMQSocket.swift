@@ -44,15 +44,8 @@ public final class ZMQSocket {
         try check(zmq_setsockopt(handle, ZMQ_ROUTING_ID, id, id.count), "zmq_setsockopt(ZMQ_ROUTING_ID)")
     }
 
-    /// How many messages may queue per peer before sends block or drop.
-    public func setHighWaterMarks(send: Int32, receive: Int32) throws(ZMQError) {
-        try setOption(ZMQ_SNDHWM, send)
-        try setOption(ZMQ_RCVHWM, receive)
-    }
-
     public func bind(_ endpoint: String) throws(ZMQError) { try check(zmq_bind(handle, endpoint), "zmq_bind(\(endpoint))") }
     public func connect(_ endpoint: String) throws(ZMQError) { try check(zmq_connect(handle, endpoint), "zmq_connect(\(endpoint))") }
-    public func disconnect(_ endpoint: String) throws(ZMQError) { try check(zmq_disconnect(handle, endpoint), "zmq_disconnect(\(endpoint))") }
 
     /// The endpoint actually bound (resolves `tcp://127.0.0.1:*`).
     public var lastEndpoint: String? {

@@ -39,15 +39,10 @@ struct LocalCluster {
         options.heartbeatInterval = 0.5
         let coordinatorStop = CancellationFlag()
         let coordinatorError = Locked<String?>(nil)
-        let coordinatorDone = DispatchGroup()
-        coordinatorDone.enter()
         let coordinator = Coordinator(options: options, logger: logger)
-        let thread = Thread {
+        let coordinatorDone = startThread(name: "tessera-coordinator") {
             do { try coordinator.run(stop: coordinatorStop) } catch { coordinatorError.withValue { $0 = "\(error)" } }
-            coordinatorDone.leave()
         }
-        thread.stackSize = 16 << 20
-        thread.start()
 
         var processes: [Process] = []
         func startWorker(_ n: Int) -> Process? {

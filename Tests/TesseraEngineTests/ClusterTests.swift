@@ -82,6 +82,12 @@ final class Cluster {
         throw ToolError("job \(job) did not end in \(timeout) s")
     }
 
+    /// Polls `condition` every 50 ms for up to `timeout` seconds.
+    func waitUntil(timeout: Double, _ condition: () throws -> Bool) rethrows {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try !condition(), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
     func openStore() throws -> JobStore {
         try JobStore(url: EmbeddedPostgres(directory: directory.appendingPathComponent("db")).url, reconnectTimeout: 5)
     }
@@ -129,8 +135,7 @@ final class Cluster {
         let job = try cluster.submit(source, output, ["--preset", "slower"])
         let store = try cluster.openStore()
         defer { store.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while try store.segments(job).contains(where: { $0.state == .leased }) == false, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.waitUntil(timeout: 30) { try store.segments(job).contains { $0.state == .leased } }
         cluster.kill9(cluster.workers["victim"])
         let killed = Date()
         try cluster.startWorker("survivor")
@@ -159,8 +164,7 @@ final class Cluster {
         let job = try cluster.submit(source, output, ["--preset", "slow"])
         let store = try cluster.openStore()
         defer { store.close() }
-        let deadline = Date().addingTimeInterval(60)
-        while try store.job(job).segmentsDone < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.waitUntil(timeout: 60) { try store.job(job).segmentsDone >= 2 }
         cluster.kill9(cluster.coordinator)
         let doneBefore = Set(try store.segments(job).filter { $0.state == .done }.map(\.index))
         #expect(doneBefore.count >= 2)
@@ -211,8 +215,7 @@ final class Cluster {
         let other = try cluster.submit(try SourceKind.hevc.make(), cluster.directory.appendingPathComponent("other.mp4").path)
         let store = try cluster.openStore()
         defer { store.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while try store.job(long).state != .encoding, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.waitUntil(timeout: 30) { try store.job(long).state == .encoding }
         let canceled = try Tool.run(cluster.binary, ["cancel", long] + cluster.db)
         #expect(canceled.status == 0)
         #expect(try cluster.wait(short).state == .done)
@@ -241,11 +244,9 @@ final class Cluster {
         func leasedTo(_ worker: String) throws -> [Int] {
             try store.segments(job).filter { $0.state == .leased && $0.workerID == worker }.map(\.index)
         }
-        var deadline = Date().addingTimeInterval(30)
-        while try leasedTo("first").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.waitUntil(timeout: 30) { try !leasedTo("first").isEmpty }
         try cluster.startWorker("second")
-        deadline = Date().addingTimeInterval(30)
-        while try leasedTo("second").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cluster.waitUntil(timeout: 30) { try !leasedTo("second").isEmpty }
         #expect(try !leasedTo("second").isEmpty, "the new worker took a segment")
 
         let handedBack = try leasedTo("first")
@@ -294,10 +295,8 @@ final class Cluster {
                 var task = try SegmentTask(serialized: payload)
                 task.header.settings.profile = "main"
                 let encoded = try SegmentEncoder.encode(task).serialized()
-                var hasher = FNV1a64()
-                hasher.update(encoded)
                 try rogue.send(ClusterMessage.result(.init(segment: header.segment, attempt: header.attempt,
-                                                           checksum: String(hasher.value, radix: 16)), payload: encoded).frames())
+                                                           checksum: FNV1a64.hex(encoded)), payload: encoded).frames())
                 refused = header.segment
             default:
                 break

@@ -73,9 +73,7 @@ import ZMQKit
             Issue.record("expected a result, got \(reply)")
             return
         }
-        var hasher = FNV1a64()
-        hasher.update(payload)
-        #expect(header.checksum == String(hasher.value, radix: 16))
+        #expect(header.checksum == FNV1a64.hex(payload))
         let remote = try EncodedSegment(serialized: payload)
         let local = try SegmentEncoder.encode(task)
         #expect(remote.packets == local.packets, "the worker process and the in-process engine give the same bytes")

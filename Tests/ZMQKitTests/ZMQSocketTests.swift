@@ -5,76 +5,72 @@ import TesseraCore
 
 /// Real ZeroMQ sockets on loopback; each test binds its own ephemeral endpoint.
 @Suite struct ZMQSocketTests {
-    @Test func routerAndDealerExchangeMultipartMessages() throws {
+    /// A ROUTER bound to an ephemeral loopback port, closed (with its context) after `body`.
+    func withRouter(maximumMessageSize: Int64? = nil, _ body: (ZMQContext, ZMQSocket, String) throws -> Void) throws {
         let context = try ZMQContext()
         defer { context.close() }
         let router = try ZMQSocket(context, .router)
         defer { router.close() }
+        if let maximumMessageSize { try router.setMaximumMessageSize(maximumMessageSize) }
         try router.bind("tcp://127.0.0.1:*")
-        let endpoint = try #require(router.lastEndpoint)
-        let dealer = try ZMQSocket(context, .dealer)
-        defer { dealer.close() }
-        try dealer.setRoutingID(Array("worker-1".utf8))
-        try dealer.connect(endpoint)
+        try body(context, router, try #require(router.lastEndpoint))
+    }
 
-        try dealer.send([[1, 2, 3], Array(repeating: 9, count: 100_000)])
-        let received = try #require(try router.receive(timeout: 5))
-        #expect(received.count == 3)
-        #expect(received[0] == Array("worker-1".utf8))
-        #expect(received[1] == [1, 2, 3])
-        #expect(received[2].count == 100_000)
+    @Test func routerAndDealerExchangeMultipartMessages() throws {
+        try withRouter { context, router, endpoint in
+            let dealer = try ZMQSocket(context, .dealer)
+            defer { dealer.close() }
+            try dealer.setRoutingID(Array("worker-1".utf8))
+            try dealer.connect(endpoint)
 
-        try router.send([received[0], [], [42]])
-        #expect(try dealer.receive(timeout: 5) == [[], [42]])
-        #expect(try dealer.receive(timeout: 0.05) == nil, "a timeout is nil, not an error")
+            try dealer.send([[1, 2, 3], Array(repeating: 9, count: 100_000)])
+            let received = try #require(try router.receive(timeout: 5))
+            #expect(received.count == 3)
+            #expect(received[0] == Array("worker-1".utf8))
+            #expect(received[1] == [1, 2, 3])
+            #expect(received[2].count == 100_000)
+
+            try router.send([received[0], [], [42]])
+            #expect(try dealer.receive(timeout: 5) == [[], [42]])
+            #expect(try dealer.receive(timeout: 0.05) == nil, "a timeout is nil, not an error")
+        }
     }
 
     /// A frame over the limit is refused (the peer is dropped); the socket keeps serving others.
     @Test func oversizedMessagesAreRefused() throws {
-        let context = try ZMQContext()
-        defer { context.close() }
-        let router = try ZMQSocket(context, .router)
-        defer { router.close() }
-        try router.setMaximumMessageSize(1024)
-        try router.bind("tcp://127.0.0.1:*")
-        let endpoint = try #require(router.lastEndpoint)
+        try withRouter(maximumMessageSize: 1024) { context, router, endpoint in
+            let big = try ZMQSocket(context, .dealer)
+            defer { big.close() }
+            try big.connect(endpoint)
+            try big.send([Array(repeating: 1, count: 4096)])
+            #expect(try router.receive(timeout: 0.5) == nil)
 
-        let big = try ZMQSocket(context, .dealer)
-        defer { big.close() }
-        try big.connect(endpoint)
-        try big.send([Array(repeating: 1, count: 4096)])
-        #expect(try router.receive(timeout: 0.5) == nil)
-
-        let small = try ZMQSocket(context, .dealer)
-        defer { small.close() }
-        try small.connect(endpoint)
-        try small.send([[7]])
-        #expect(try router.receive(timeout: 5)?.last == [7])
+            let small = try ZMQSocket(context, .dealer)
+            defer { small.close() }
+            try small.connect(endpoint)
+            try small.send([[7]])
+            #expect(try router.receive(timeout: 5)?.last == [7])
+        }
     }
 
     /// Bytes that are not ZMTP on the port are dropped by libzmq; the socket keeps working.
     @Test func garbageOnThePortIsIgnored() throws {
-        let context = try ZMQContext()
-        defer { context.close() }
-        let router = try ZMQSocket(context, .router)
-        defer { router.close() }
-        try router.bind("tcp://127.0.0.1:*")
-        let endpoint = try #require(router.lastEndpoint)
-        let port = try #require(UInt16(endpoint.split(separator: ":").last ?? ""))
+        try withRouter { context, router, endpoint in
+            let port = try #require(UInt16(endpoint.split(separator: ":").last ?? ""))
 
-        for _ in 0..<3 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            #expect(connected == 0)
-            let junk = (0..<512).map { _ in UInt8.random(in: 0...255) }
-            _ = junk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            Foundation.close(fd)
+            for _ in 0..<3 {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                #expect(connected == 0)
+                let junk = (0..<512).map { _ in UInt8.random(in: 0...255) }
+                _ = junk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                Foundation.close(fd)
         }
         let dealer = try ZMQSocket(context, .dealer)
         defer { dealer.close() }
@@ -90,5 +86,6 @@ import TesseraCore
             if message == .heartbeat { heard = true } else { #expect(message == nil, "junk parsed as \(String(describing: message))") }
         }
         #expect(heard)
+        }
     }
 }
