@@ -64,3 +64,12 @@ extension Frame {
         return body(data!, Int(stride))
     }
 }
+
+extension Frame {
+    /// A new reference to `other`'s buffers and properties (no pixel copy).
+    public static func reference(to other: Frame) throws(FFmpegError) -> Frame {
+        let frame = Frame()
+        try check(av_frame_ref(frame.raw, other.raw), "av_frame_ref")
+        return frame
+    }
+}

@@ -13,11 +13,15 @@ public final class Scaler {
 
     /// Whether the output is full range (0-255); the source's range is read from each frame.
     let fullRange: Bool
+    /// YUV matrices (AVColorSpace values) to convert between; nil keeps the samples' matrix.
+    let matrices: (from: Int32, to: Int32)?
 
-    public init(width: Int32, height: Int32, pixelFormat: String, fullRange: Bool = false, quality: String = "bicubic") throws(FFmpegError) {
+    public init(width: Int32, height: Int32, pixelFormat: String, fullRange: Bool = false, quality: String = "bicubic",
+                convertMatrix matrices: (from: Int32, to: Int32)? = nil) throws(FFmpegError) {
         self.width = width
         self.height = height
         self.fullRange = fullRange
+        self.matrices = matrices.flatMap { $0.from == $0.to ? nil : $0 }
         format = av_get_pix_fmt(pixelFormat)
         guard format != AV_PIX_FMT_NONE else { throw FFmpegError("unknown pixel format \(pixelFormat)", call: "av_get_pix_fmt") }
         switch quality {
@@ -33,6 +37,7 @@ public final class Scaler {
     /// Whether `frame` already has the output size, format and range; then it goes to the encoder as is.
     /// A full-range `yuvj` frame passes as its plain twin when the output is full range too.
     public func passesThrough(_ frame: Frame) -> Bool {
+        guard matrices == nil else { return false }
         guard frame.raw.pointee.width == width && frame.raw.pointee.height == height else { return false }
         let source = frame.raw.pointee.format
         if source == format.rawValue { return Self.isFullRange(frame) == fullRange }
@@ -65,8 +70,10 @@ public final class Scaler {
             context = sws_getContext(key.0, key.1, AVPixelFormat(key.2), width, height, format, flags, nil, nil, nil)
             guard context != nil else { throw FFmpegError("cannot convert \(frame.pixelFormatName ?? "?") \(key.0)x\(key.1)", call: "sws_getContext") }
             // Keep the range: full-range sources stay full range when the output is tagged full range.
-            let coefficients = sws_getCoefficients(SWS_CS_DEFAULT)
-            sws_setColorspaceDetails(context, coefficients, Self.isFullRange(frame) ? 1 : 0, coefficients, fullRange ? 1 : 0,
+            // swscale's coefficient table is indexed by AVColorSpace.
+            let from = sws_getCoefficients(matrices?.from ?? SWS_CS_DEFAULT)
+            let to = sws_getCoefficients(matrices?.to ?? SWS_CS_DEFAULT)
+            sws_setColorspaceDetails(context, from, Self.isFullRange(frame) ? 1 : 0, to, fullRange ? 1 : 0,
                                      0, 1 << 16, 1 << 16)
             sourceKey = key
         }

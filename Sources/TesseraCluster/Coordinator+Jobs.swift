@@ -12,9 +12,8 @@ extension Coordinator {
         do {
             try OutputPath.check(job.output, input: job.input)
             let probe = try MediaProbe.probe(job.input)
-            var plan = try JobPlanner.plan(probe, options: JobOptions(settings: job.spec.settings, audio: job.spec.audio,
-                                                                      segmentSeconds: job.spec.segmentSeconds,
-                                                                      workers: options.planningWorkers), jobID: id)
+            var plan = try JobPlanner.plan(probe, options: JobOptions(spec: job.spec, workers: options.planningWorkers),
+                                           jobID: id)
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
             _ = try store.referenceExtradata(id, proposing: headers.hexString)

@@ -44,6 +44,20 @@ public struct VideoOutputFormat: Codable, Hashable, Sendable {
     public var colorTransfer: Int32
     public var colorSpace: Int32
     public var chromaLocation: Int32
+    /// Clockwise quarter turns applied to the pixels after scaling (nil: none).
+    public var quarterTurns: Int?
+    /// Mirror images applied after the rotation.
+    public var mirrorHorizontal: Bool?
+    public var mirrorVertical: Bool?
+    /// swscale quality (nil: bicubic).
+    public var scaler: String?
+    /// The colour matrix (AVColorSpace) the source is converted from; nil: no conversion.
+    public var convertsFromColorSpace: Int32?
+    /// Constant frame rate: each tick of `timeBase` (1/frameRate) shows the source frame on screen then.
+    /// Nil or false: the source's timestamps are kept (`timeBase` is the source's).
+    public var resamplesFrameRate: Bool?
+    /// The source's display matrix, carried when the pixels keep their stored orientation.
+    public var displayMatrix: [Int32]?
 
     public init(width: Int32, height: Int32, pixelFormat: String, timeBase: Rational, frameRate: Rational,
                 sampleAspectRatio: Rational, colorRange: Int32, colorPrimaries: Int32, colorTransfer: Int32,
@@ -59,5 +73,28 @@ public struct VideoOutputFormat: Codable, Hashable, Sendable {
         self.colorTransfer = colorTransfer
         self.colorSpace = colorSpace
         self.chromaLocation = chromaLocation
+    }
+}
+
+extension VideoOutputFormat {
+    /// Width and height the scaler produces: the final size, turned back when a quarter turn follows.
+    public var scaledSize: (width: Int32, height: Int32) {
+        (quarterTurns ?? 0) % 2 == 1 ? (height, width) : (width, height)
+    }
+
+    /// Whether frames pass through a rotation or mirror after scaling.
+    public var transformsPicture: Bool {
+        (quarterTurns ?? 0) != 0 || mirrorHorizontal == true || mirrorVertical == true
+    }
+}
+
+extension VideoOutputFormat {
+    /// The output timestamps (in `timeBase`) of the source span [start, end) given in `sourceTimeBase`:
+    /// the source's own when the frame rate is kept, else every tick of the constant rate in the span.
+    /// Adjacent spans give adjacent ranges, so segments planned apart join without a gap or a repeat.
+    public func outputTicks(start: Int64, end: Int64, sourceTimeBase: Rational) -> Range<Int64> {
+        guard resamplesFrameRate == true else { return start..<end }
+        let first = sourceTimeBase.rescaleUp(start, to: timeBase)
+        return first..<max(first, sourceTimeBase.rescaleUp(end, to: timeBase))
     }
 }

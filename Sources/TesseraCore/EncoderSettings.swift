@@ -2,7 +2,7 @@
 /// segment's SPS/PPS come out byte-identical ("identical rate control").
 public struct EncoderSettings: Codable, Hashable, Sendable {
     public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-    public static let profiles = ["baseline", "main", "high"]
+    public static let profiles = ["baseline", "main", "high", "high10"]
 
     /// x264 speed preset.
     public var preset: String
@@ -18,13 +18,15 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var level: String?
     /// Maximum GOP length in frames.
     public var keyint: Int
+    /// Maximum GOP length in seconds; the planner folds it into `keyint` (whichever is shorter).
+    public var keyintSeconds: Double?
     public var bframes: Int
     /// libx264 threads per encoder.
     public var threads: Int
 
     public init(preset: String = "medium", crf: Double? = 23, bitrate: Int? = nil, maxrate: Int? = nil,
                 bufsize: Int? = nil, profile: String = "high", level: String? = nil, keyint: Int = 250,
-                bframes: Int = 3, threads: Int = 1) {
+                bframes: Int = 3, threads: Int = 1, keyintSeconds: Double? = nil) {
         self.preset = preset
         self.crf = crf
         self.bitrate = bitrate
@@ -33,6 +35,7 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         self.profile = profile
         self.level = level
         self.keyint = keyint
+        self.keyintSeconds = keyintSeconds
         self.bframes = bframes
         self.threads = threads
     }
@@ -52,12 +55,16 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         if (maxrate == nil) != (bufsize == nil) { throw SettingsError("--maxrate and --bufsize go together") }
         if bitrate == nil && crf == nil { throw SettingsError("give --crf or --bitrate") }
         guard keyint >= 1 else { throw SettingsError("--keyint must be at least 1") }
+        if let keyintSeconds, !(keyintSeconds > 0) { throw SettingsError("--keyint-seconds must be positive") }
         guard (0...16).contains(bframes) else { throw SettingsError("--bframes must be between 0 and 16") }
         guard threads >= 1 else { throw SettingsError("--threads must be at least 1") }
         if let level, H264Level.named(level) == nil {
             throw SettingsError("unknown --level '\(level)' (use one of \(H264Level.table.map(\.name).joined(separator: ", ")))")
         }
     }
+
+    /// Whether the profile stores 10 bits a sample.
+    public var tenBit: Bool { profile == "high10" }
 
     /// B-frames the profile allows.
     public var effectiveBFrames: Int { profile == "baseline" ? 0 : bframes }
@@ -86,13 +93,30 @@ public struct AudioSettings: Codable, Hashable, Sendable {
     public var bitrate: Int?
     /// Output sample rate; nil: the source's.
     public var sampleRate: Int?
-    /// Output channels; nil: the source's (at most 2... 8).
+    /// Output channels; nil: the source's, at most 8. Fewer channels than the source are downmixed.
     public var channels: Int?
+    /// Which audio stream, counting audio streams from 0 (ffmpeg's `-map 0:a:N`); nil: the default one.
+    public var track: Int?
 
-    public init(mode: Mode = .auto, bitrate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+    public static let sampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
+
+    public init(mode: Mode = .auto, bitrate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil, track: Int? = nil) {
         self.mode = mode
         self.bitrate = bitrate
         self.sampleRate = sampleRate
         self.channels = channels
+        self.track = track
+    }
+
+    public func validate() throws(SettingsError) {
+        if let sampleRate, !Self.sampleRates.contains(sampleRate) {
+            throw SettingsError("--audio-rate \(sampleRate) is not an AAC sample rate (use one of \(Self.sampleRates.map(String.init).joined(separator: ", ")))")
+        }
+        if let channels, !(1...8).contains(channels) { throw SettingsError("--audio-channels must be between 1 and 8") }
+        if let bitrate, !(8_000...1_536_000).contains(bitrate) { throw SettingsError("--audio-bitrate must be between 8k and 1536k") }
+        if let track, track < 0 { throw SettingsError("--audio-track counts from 0") }
+        if mode == .copy, sampleRate != nil || channels != nil || bitrate != nil {
+            throw SettingsError("--audio copy cannot change the rate, channels or bitrate; use --audio aac")
+        }
     }
 }

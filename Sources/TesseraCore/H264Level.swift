@@ -49,7 +49,7 @@ public struct H264Level: Sendable, Hashable {
             return "\(width)x\(height) at \(fps.formatted3) fps exceeds level \(name)'s macroblock rate"
         }
         if let maxBitrate {
-            let factor = profile == "high" ? 1250 : 1000
+            let factor = profile == "high10" ? 3000 : profile == "high" ? 1250 : 1000
             if maxBitrate > maxBitrateKbps * factor { return "bitrate \(maxBitrate / 1000) kb/s exceeds level \(name)" }
         }
         if frameMBs * referenceFrames > maxDPBMacroblocks { return "\(referenceFrames) reference frames exceed level \(name)'s DPB" }
@@ -67,7 +67,7 @@ public struct H264Level: Sendable, Hashable {
 }
 
 extension Double {
-    var formatted3: String {
+    public var formatted3: String {
         let scaled = (self * 1000).rounded() / 1000
         return scaled == scaled.rounded() ? String(Int(scaled)) : String(scaled)
     }

@@ -4,11 +4,25 @@ public struct JobSpec: Codable, Hashable, Sendable {
     public var settings: EncoderSettings
     public var audio: AudioSettings
     public var segmentSeconds: Double
+    public var picture: PictureSettings
 
-    public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double = 8) {
+    public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double = 8,
+                picture: PictureSettings = PictureSettings()) {
         self.settings = settings
         self.audio = audio
         self.segmentSeconds = segmentSeconds
+        self.picture = picture
+    }
+
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture }
+
+    /// Jobs stored before picture settings existed read as having none.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        settings = try c.decode(EncoderSettings.self, forKey: .settings)
+        audio = try c.decode(AudioSettings.self, forKey: .audio)
+        segmentSeconds = try c.decode(Double.self, forKey: .segmentSeconds)
+        picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

@@ -26,3 +26,35 @@ public struct Rational: Codable, Hashable, Sendable, CustomStringConvertible {
         return Int64(clamping: rounded)
     }
 }
+
+extension Rational {
+    /// Rescales `value` from this time base to `other`, rounding up: the first tick of `other` at or
+    /// after the instant `value`.
+    public func rescaleUp(_ value: Int64, to other: Rational) -> Int64 {
+        let numerator = Int128(value) * Int128(num) * Int128(other.den)
+        let denominator = Int128(den) * Int128(other.num)
+        let quotient = numerator / denominator
+        let ceiling = numerator % denominator > 0 ? quotient + 1 : quotient
+        return Int64(clamping: ceiling)
+    }
+
+    /// "30", "29.97", "30000/1001", "25/1" → a frame rate; the NTSC decimals map to their exact x/1001 rates.
+    public init?(frameRate text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let n = Int32(parts[0]), let d = Int32(parts[1]), n > 0, d > 0 else { return nil }
+            self.init(n, d)
+            return
+        }
+        guard parts.count == 1, let value = Double(text), value > 0, value <= 1000 else { return nil }
+        for base in [24.0, 30, 48, 60, 120] where abs(value - base * 1000 / 1001) < 0.006 {
+            self.init(Int32(base * 1000), 1001)
+            return
+        }
+        let scaled = (value * 1000).rounded()
+        guard abs(scaled - value * 1000) < 1e-6 else { return nil }
+        var a = Int32(scaled), b: Int32 = 1000
+        while b != 0 { (a, b) = (b, a % b) }
+        self.init(Int32(scaled) / a, 1000 / a)
+    }
+}

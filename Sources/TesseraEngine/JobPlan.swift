@@ -20,6 +20,25 @@ public struct JobPlan: Sendable {
 
     public var inputPath: String { probe.path }
 
+    /// Output frames of segment `k`: its source frames, or the constant-rate ticks in its span.
+    public func outputFrames(_ k: Int) -> Int {
+        let segment = cuts.segments[k]
+        guard output.resamplesFrameRate == true else { return segment.frameCount }
+        return output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: cuts.timeBase).count
+    }
+
+    /// Frames the output holds.
+    public var outputFrameCount: Int { cuts.segments.indices.reduce(0) { $0 + outputFrames($1) } }
+
+    /// The output's first and end timestamps, in the output time base.
+    public var outputSpan: Range<Int64> {
+        output.outputTicks(start: cuts.firstPTS, end: cuts.endPTS, sourceTimeBase: cuts.timeBase)
+    }
+
+    public var outputDurationSeconds: Double {
+        output.timeBase.seconds(outputSpan.upperBound - outputSpan.lowerBound)
+    }
+
     /// Opens the input again to read its packets.
     func reopenInput() throws(TesseraError) -> MediaInput {
         do {
@@ -33,25 +52,40 @@ public struct JobPlan: Sendable {
 public struct JobOptions: Sendable {
     public var settings: EncoderSettings
     public var audio: AudioSettings
+    public var picture: PictureSettings
     public var segmentSeconds: Double
     /// Parallel encoders the plan should keep busy.
     public var workers: Int
     public var maxPreRollRatio: Double
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(),
-                segmentSeconds: Double = 8, workers: Int = 1, maxPreRollRatio: Double = 1.5) {
+                picture: PictureSettings = PictureSettings(), segmentSeconds: Double = 8, workers: Int = 1,
+                maxPreRollRatio: Double = 1.5) {
         self.settings = settings
         self.audio = audio
+        self.picture = picture
         self.segmentSeconds = segmentSeconds
         self.workers = workers
         self.maxPreRollRatio = maxPreRollRatio
+    }
+
+    /// The options of a stored job.
+    public init(spec: JobSpec, workers: Int = 1) {
+        self.init(settings: spec.settings, audio: spec.audio, picture: spec.picture, segmentSeconds: spec.segmentSeconds,
+                  workers: workers)
     }
 }
 
 public enum JobPlanner {
     public static func plan(_ probe: ProbeResult, options: JobOptions, jobID: String = "local") throws(TesseraError) -> JobPlan {
         var settings = options.settings
-        do { try settings.validate() } catch { throw TesseraError(.settings, "", error.description) }
+        do {
+            try settings.validate()
+            try options.audio.validate()
+            try options.picture.validate()
+        } catch {
+            throw TesseraError(.settings, "", error.description)
+        }
         guard options.segmentSeconds > 0 else { throw TesseraError(.settings, "", "--segment-seconds must be positive") }
 
         let video = probe.video
@@ -62,36 +96,34 @@ public enum JobPlanner {
         } catch {
             throw .input(probe.path, error.description)
         }
-        let cuts = planner.plan(PlanOptions(segmentSeconds: options.segmentSeconds, keyint: settings.keyint,
+        let sourceRate = frameRate.isValid ? frameRate : Rational(Int32((planner.framesPerSecond * 1000).rounded()), 1000)
+        let output = try OutputPicture.format(probe, options.picture, settings, sourceRate: sourceRate)
+        let fps = output.frameRate.doubleValue
+
+        // Keyframe interval: frames or seconds, whichever comes first.
+        if let seconds = settings.keyintSeconds {
+            settings.keyint = max(1, min(settings.keyint, Int((seconds * fps).rounded())))
+        }
+        // The planner counts source frames; whole GOPs of the output's.
+        let keyintInSourceFrames = max(1, Int((Double(settings.keyint) * planner.framesPerSecond / max(fps, 0.001)).rounded()))
+        let cuts = planner.plan(PlanOptions(segmentSeconds: options.segmentSeconds, keyint: keyintInSourceFrames,
                                             minimumSegments: max(1, options.workers * 2),
                                             maxPreRollRatio: options.maxPreRollRatio))
 
-        // 4:2:0 needs even dimensions.
-        let width = Int32(max(2, video.width & ~1)), height = Int32(max(2, video.height & ~1))
-        var params = video.parameters
-        // yuvj formats are full range whether or not the stream says so.
-        if params.colorRange == 0, video.pixelFormat?.hasPrefix("yuvj") == true { params.colorRange = 2 }
-        let outputRate = frameRate.isValid ? frameRate : Rational(Int32((planner.framesPerSecond * 1000).rounded()), 1000)
-        let output = VideoOutputFormat(
-            width: width, height: height, pixelFormat: "yuv420p", timeBase: video.timeBase, frameRate: outputRate,
-            sampleAspectRatio: params.sampleAspectRatio.isValid ? params.sampleAspectRatio : Rational(1, 1),
-            colorRange: params.colorRange, colorPrimaries: params.colorPrimaries, colorTransfer: params.colorTransfer,
-            colorSpace: params.colorSpace, chromaLocation: params.chromaLocation)
-
-        let fps = outputRate.doubleValue
+        let width = Int(output.width), height = Int(output.height)
         let vbv = settings.maxrate ?? settings.bitrate
         let refs = 4
         if let name = settings.level {
             let level = H264Level.named(name)!
-            if let why = level.violation(width: Int(width), height: Int(height), fps: fps, maxBitrate: vbv,
+            if let why = level.violation(width: width, height: height, fps: fps, maxBitrate: vbv,
                                          profile: settings.profile, referenceFrames: 1) {
                 throw TesseraError(.settings, "--level \(name)", why)
             }
             settings.level = level.name
         } else {
-            guard let level = H264Level.lowest(width: Int(width), height: Int(height), fps: fps, maxBitrate: vbv,
+            guard let level = H264Level.lowest(width: width, height: height, fps: fps, maxBitrate: vbv,
                                                profile: settings.profile, referenceFrames: refs) else {
-                throw TesseraError(.settings, probe.path, "\(width)x\(height) at \(Int(fps)) fps is beyond every H.264 level")
+                throw TesseraError(.settings, probe.path, "\(width)x\(height) at \(fps.formatted3) fps is beyond every H.264 level")
             }
             settings.level = level.name
         }
@@ -101,7 +133,21 @@ public enum JobPlanner {
     }
 
     static func audioPlan(_ probe: ProbeResult, _ audio: AudioSettings) throws(TesseraError) -> JobPlan.AudioPlan {
-        guard audio.mode != .none, let stream = probe.audio else { return .none }
+        guard audio.mode != .none else { return .none }
+        let tracks = probe.streams.filter { $0.kind == .audio }
+        let chosen: StreamInfo
+        if let track = audio.track {
+            guard track < tracks.count else {
+                throw TesseraError(.settings, "--audio-track \(track)",
+                                   "\(probe.path) has \(tracks.count) audio stream\(tracks.count == 1 ? "" : "s") (counted from 0)")
+            }
+            chosen = tracks[track]
+        } else {
+            // No audio is no audio, whatever a recipe asked for it.
+            guard let best = probe.audio else { return .none }
+            chosen = best
+        }
+        let stream = chosen
         guard stream.sampleRate > 0, stream.channels > 0 else {
             throw .input(probe.path, "audio stream \(stream.index) (\(stream.codecName)) has no sample rate or channels")
         }

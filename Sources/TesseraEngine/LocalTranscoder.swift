@@ -73,7 +73,7 @@ public struct LocalTranscoder: Sendable {
         if caller.isCancelled { throw TesseraError.canceled }
 
         progress(TranscodeProgress(phase: .stitching, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
-                                   framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+                                   framesDone: plan.outputFrameCount, framesTotal: plan.outputFrameCount))
         let temporary = OutputPath.temporary(for: output)
         do {
             let stitch = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
@@ -82,11 +82,11 @@ public struct LocalTranscoder: Sendable {
             }, audio: audio, to: temporary)
             try cancellation.check()
             progress(TranscodeProgress(phase: .verifying, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
-                                       framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+                                       framesDone: plan.outputFrameCount, framesTotal: plan.outputFrameCount))
             let verification = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
             try OutputPath.commit(temporary, to: output)
             progress(TranscodeProgress(phase: .done, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
-                                       framesDone: plan.cuts.frameCount, framesTotal: plan.cuts.frameCount))
+                                       framesDone: plan.outputFrameCount, framesTotal: plan.outputFrameCount))
             return TranscodeReport(plan: plan, verification: verification, stitch: stitch, audioCopied: audio?.copied,
                                    wallSeconds: Date().timeIntervalSince(started), encodeSeconds: stats.encodeSeconds,
                                    decodedFrames: stats.decodedFrames)
@@ -109,7 +109,7 @@ public struct LocalTranscoder: Sendable {
         let queue = WorkQueue<SegmentTask>(capacity: workers)
         let state = Locked(EncodeStats())
         let total = plan.cuts.segments.count
-        let frames = plan.cuts.frameCount
+        let frames = plan.outputFrameCount
         let progress = self.progress
         let logger = self.logger
         progress(TranscodeProgress(phase: .encoding, segmentsDone: 0, segmentsTotal: total, framesDone: 0, framesTotal: frames))

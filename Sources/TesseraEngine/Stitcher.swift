@@ -21,7 +21,8 @@ public enum Stitcher {
         guard !reference.isEmpty else { throw TesseraError(.stitch, "segment 0", "encoder returned no SPS/PPS") }
 
         let videoTB = plan.output.timeBase
-        let videoStart = videoTB.seconds(plan.cuts.firstPTS)
+        let firstPTS = plan.outputSpan.lowerBound
+        let videoStart = videoTB.seconds(firstPTS)
         let origin = min(videoStart, audio?.startSeconds ?? videoStart)
         // Exact where the video is the origin; otherwise the audio's start converted once, exactly.
         let videoOrigin: Int64
@@ -30,8 +31,8 @@ public enum Stitcher {
             audioOrigin = audio.startTicks
             videoOrigin = audio.timeBase.rescale(audio.startTicks, to: videoTB)
         } else {
-            videoOrigin = plan.cuts.firstPTS
-            if let audio { audioOrigin = videoTB.rescale(plan.cuts.firstPTS, to: audio.timeBase) }
+            videoOrigin = firstPTS
+            if let audio { audioOrigin = videoTB.rescale(firstPTS, to: audio.timeBase) }
         }
 
         var params = CodecParameters(codecName: "h264")
@@ -51,8 +52,8 @@ public enum Stitcher {
         do {
             let output = try MediaOutput(path: path)
             let videoStream = try output.addStream(parameters: params, timeBase: videoTB, frameRate: plan.output.frameRate)
-            // The pixels keep the source's orientation; the display matrix tells players to rotate them.
-            if let matrix = plan.probe.video.displayMatrix, plan.probe.video.rotation != 0 {
+            // Only with --rotate none: the pixels keep the source's orientation and the matrix tells players to turn them.
+            if let matrix = plan.output.displayMatrix {
                 try output.setDisplayMatrix(matrix, stream: videoStream)
             }
             var audioStream = -1
@@ -85,8 +86,8 @@ public enum Stitcher {
                     throw TesseraError(.stitch, "segment \(k)",
                                        "SPS/PPS differ from segment 0 (\(segment.header.extradata.count) vs \(reference.count) bytes): encoded with other settings or another libx264 build")
                 }
-                guard segment.header.frameCount == plan.cuts.segments[k].frameCount else {
-                    throw TesseraError(.stitch, "segment \(k)", "has \(segment.header.frameCount) frames, the plan has \(plan.cuts.segments[k].frameCount)")
+                guard segment.header.frameCount == plan.outputFrames(k) else {
+                    throw TesseraError(.stitch, "segment \(k)", "has \(segment.header.frameCount) frames, the plan has \(plan.outputFrames(k))")
                 }
                 for var media in segment.packets {
                     guard let pts = media.pts else { throw TesseraError(.stitch, "segment \(k)", "packet without pts") }

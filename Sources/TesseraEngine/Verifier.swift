@@ -9,6 +9,10 @@ public enum Verifier {
         public var videoDurationSeconds: Double
         /// Seconds per video frame, the tolerance of the video duration.
         public var frameSeconds: Double
+        public var width: Int
+        public var height: Int
+        /// Whether the video carries a display matrix (only when the pixels keep a rotated orientation).
+        public var rotated: Bool
         public var audio: AudioExpectation?
     }
 
@@ -28,15 +32,17 @@ public enum Verifier {
     }
 
     public static func expectation(for plan: JobPlan, audio: AudioTrack?) -> Expectation {
-        let tb = plan.cuts.timeBase
-        let frameSeconds = plan.cuts.durationSeconds / Double(max(1, plan.cuts.frameCount))
+        let frames = plan.outputFrameCount
+        let videoStart = plan.output.timeBase.seconds(plan.outputSpan.lowerBound)
         return Expectation(
-            frameCount: plan.cuts.frameCount,
-            videoDurationSeconds: plan.cuts.durationSeconds,
-            frameSeconds: frameSeconds,
+            frameCount: frames,
+            videoDurationSeconds: plan.outputDurationSeconds,
+            frameSeconds: plan.outputDurationSeconds / Double(max(1, frames)),
+            width: Int(plan.output.width), height: Int(plan.output.height),
+            rotated: plan.output.displayMatrix != nil,
             audio: audio.map {
                 AudioExpectation(sourceDurationSeconds: $0.sourceDurationSeconds,
-                                 offsetSeconds: $0.startSeconds - tb.seconds(plan.cuts.firstPTS),
+                                 offsetSeconds: $0.startSeconds - videoStart,
                                  frameSeconds: $0.frameSeconds)
             })
     }
@@ -48,6 +54,12 @@ public enum Verifier {
         let input: MediaInput
         do { input = try MediaInput(path: path) } catch { throw fail("cannot reopen the output (\(error.message))") }
         guard let video = input.bestVideoStream, video.codecName == "h264" else { throw fail("no H.264 video stream") }
+        guard video.width == expected.width, video.height == expected.height else {
+            throw fail("video is \(video.width)x\(video.height), the plan has \(expected.width)x\(expected.height)")
+        }
+        guard (video.rotation.map { $0 != 0 } ?? false) == expected.rotated else {
+            throw fail(expected.rotated ? "lost the source's rotation" : "carries rotation metadata the plan did not write")
+        }
         let audio = input.bestAudioStream
         if expected.audio != nil, audio?.codecName != "aac" { throw fail("no AAC audio stream") }
         if expected.audio == nil, audio != nil { throw fail("has an audio stream the plan did not make") }

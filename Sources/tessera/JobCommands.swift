@@ -12,14 +12,13 @@ struct Submit: ParsableCommand {
     @Argument(help: "The input file, as the coordinator will see its path.") var input: String
     @Option(name: .shortAndLong, help: "The output MP4.") var output: String
     @OptionGroup var encode: EncodeOptions
-    @Option(help: "Target segment length in seconds (rounded to whole GOPs).") var segmentSeconds: Double = 8
+    @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).") var segmentSeconds: Double?
     @Flag(help: "Follow the job and exit with its result.") var wait = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
-        let spec = JobSpec(settings: encode.settings, audio: encode.audioSettings, segmentSeconds: segmentSeconds)
-        do { try spec.settings.validate() } catch { throw Tessera.fail(StoreError(error.description)) }
-        guard segmentSeconds > 0 else { throw ValidationError("--segment-seconds must be positive") }
+        let spec: JobSpec
+        do { spec = try encode.spec(segmentSeconds: segmentSeconds) } catch { throw Tessera.fail(error) }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: inputPath) else { throw Tessera.fail(StoreError("\(input): no such file")) }

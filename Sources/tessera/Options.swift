@@ -5,8 +5,8 @@ import TesseraEngine
 
 /// Planning options shared by `probe` and `transcode`.
 struct PlanningOptions: ParsableArguments {
-    @Option(help: "Target segment length in seconds (rounded to whole GOPs).")
-    var segmentSeconds: Double = 8
+    @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).")
+    var segmentSeconds: Double?
 
     @Option(help: "Parallel encoders (default: CPUs divided by --threads).")
     var workers: Int?
@@ -14,51 +14,120 @@ struct PlanningOptions: ParsableArguments {
     var resolvedWorkers: Int { workers ?? ProcessInfo.processInfo.activeProcessorCount }
 
     func validate() throws {
-        guard segmentSeconds > 0 else { throw ValidationError("--segment-seconds must be positive") }
+        if let segmentSeconds, !(segmentSeconds > 0) { throw ValidationError("--segment-seconds must be positive") }
         if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
     }
 
     func jobOptions(_ settings: EncoderSettings, audio: AudioSettings = AudioSettings()) -> JobOptions {
-        JobOptions(settings: settings, audio: audio, segmentSeconds: segmentSeconds, workers: resolvedWorkers)
+        JobOptions(settings: settings, audio: audio, segmentSeconds: segmentSeconds ?? 8, workers: resolvedWorkers)
     }
 }
 
-/// Encoder options, named as ffmpeg users know them.
+/// Encoder options, named as ffmpeg users know them. Each one given overrides the same option of a
+/// `--settings` file, which overrides the `--recipe`, which overrides the defaults.
 struct EncodeOptions: ParsableArguments {
+    @Option(help: "A named set of options (see `tessera presets`): mobile, web-720p, web-1080p, archive.") var recipe: String?
+    @Option(help: ArgumentHelp("Options from a JSON or YAML file, keys named as these options (crf: 20, max-size: 1280x720).",
+                               valueName: "file")) var settings: String?
+
     @Option(help: "Constant quality, 0-51 (default 23).") var crf: Double?
-    @Option(help: "Target average bitrate, e.g. 2500k or 4M.", transform: parseRate) var bitrate: Int?
-    @Option(help: "VBV maximum rate (with --bufsize), e.g. 3M.", transform: parseRate) var maxrate: Int?
-    @Option(help: "VBV buffer size, e.g. 6M.", transform: parseRate) var bufsize: Int?
-    @Option(help: "x264 speed preset: ultrafast ... veryslow.") var preset: String = "medium"
-    @Option(help: "H.264 profile: baseline, main or high.") var profile: String = "high"
-    @Option(help: "H.264 level, e.g. 4.1 (default: the lowest that fits, pinned for every segment).") var level: String?
-    @Option(help: "Maximum GOP length in frames.") var keyint: Int = 250
-    @Option(help: "B-frames (0 turns them off).") var bframes: Int = 3
-    @Option(help: "libx264 threads per encoder.") var threads: Int = 1
-    @Option(help: "Audio: auto (copy compatible AAC, else encode), copy, aac or none.") var audio: AudioSettings.Mode = .auto
-    @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate, e.g. 128k.", transform: parseRate) var audioBitrate: Int?
+    @Option(help: "Target average bitrate, e.g. 2500k or 4M (CBR: give --maxrate the same).") var bitrate: String?
+    @Option(help: "VBV maximum rate (with --bufsize), e.g. 3M; with --crf it caps the quality mode.") var maxrate: String?
+    @Option(help: "VBV buffer size, e.g. 6M.") var bufsize: String?
+    @Option(help: "x264 speed preset: ultrafast ... veryslow (default medium).") var preset: String?
+    @Option(help: "H.264 profile: baseline, main, high (default) or high10.") var profile: String?
+    @Option(help: "H.264 level, e.g. 3.1 or 4.1 (default: the lowest that fits, pinned for every segment).") var level: String?
+    @Option(help: "Maximum GOP length in frames (default 250).") var keyint: Int?
+    @Option(help: "Maximum GOP length in seconds; with --keyint, whichever is shorter.") var keyintSeconds: Double?
+    @Option(help: "B-frames, 0-16 (0 turns them off; default 3).") var bframes: Int?
+    @Option(help: "libx264 threads per encoder (default 1).") var threads: Int?
 
-    func validate() throws {
-        if crf != nil && bitrate != nil { throw ValidationError("give --crf or --bitrate, not both") }
+    @Option(help: ArgumentHelp("Exact output size, e.g. 1280x720 (even numbers).", valueName: "WxH")) var size: String?
+    @Option(help: ArgumentHelp("Fit inside this box keeping the aspect ratio; never enlarges.", valueName: "WxH")) var maxSize: String?
+    @Option(help: "Scaler: bicubic (default), bilinear, lanczos or fast.") var scaler: String?
+    @Option(help: "Constant output frame rate, e.g. 30, 29.97 or 30000/1001 (default: the source's timing).") var fps: String?
+    @Option(help: "auto (apply the source's rotation, default), none (keep pixels and rotation metadata), 0, 90, 180 or 270 clockwise.")
+    var rotate: String?
+    @Option(help: "Mirror after rotating: horizontal, vertical (repeat or comma-separate for both).") var mirror: [String] = []
+    @Option(help: "Convert colour to bt709 or bt601 (default: carry the source's colour tags).") var color: String?
+
+    @Option(help: "Audio: auto (copy compatible AAC, else encode; default), copy, aac or none.") var audio: String?
+    @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate, e.g. 128k.") var audioBitrate: String?
+    @Option(name: .customLong("audio-rate"), help: "AAC sample rate: 22050, 44100, 48000, ...") var audioRate: Int?
+    @Option(name: .customLong("audio-channels"), help: "Output channels; fewer than the source's are downmixed (5.1 to stereo).")
+    var audioChannels: Int?
+    @Option(name: .customLong("audio-track"), help: "Which audio stream, counting from 0 (default: the main one).") var audioTrack: Int?
+
+    /// The options given on the command line, as one layer.
+    var commandLine: EncodingRequest {
+        var r = EncodingRequest()
+        r.recipe = recipe
+        r.crf = crf
+        r.bitrate = bitrate
+        r.maxrate = maxrate
+        r.bufsize = bufsize
+        r.preset = preset
+        r.profile = profile
+        r.level = level
+        r.keyint = keyint
+        r.keyintSeconds = keyintSeconds
+        r.bframes = bframes
+        r.threads = threads
+        r.size = size
+        r.maxSize = maxSize
+        r.scaler = scaler
+        r.fps = fps
+        r.rotate = rotate
+        r.mirror = mirror.isEmpty ? nil : mirror.flatMap { $0.split(separator: ",").map(String.init) }
+        r.color = color
+        r.audio = audio
+        r.audioBitrate = audioBitrate
+        r.audioRate = audioRate
+        r.audioChannels = audioChannels
+        r.audioTrack = audioTrack
+        return r
     }
 
-    var settings: EncoderSettings {
-        EncoderSettings(preset: preset, crf: bitrate == nil ? (crf ?? 23) : nil, bitrate: bitrate, maxrate: maxrate,
-                        bufsize: bufsize, profile: profile, level: level, keyint: keyint, bframes: bframes, threads: threads)
+    /// The job's frozen spec: defaults < recipe < settings file < command line. `segmentSeconds` is the
+    /// command line's, if given.
+    func spec(segmentSeconds: Double? = nil) throws(TesseraError) -> JobSpec {
+        var top = commandLine
+        top.segmentSeconds = segmentSeconds
+        let file = try settings.map { (path: String) throws(TesseraError) -> EncodingRequest in try SettingsFile.read(path) }
+        do {
+            return try Recipe.stack(file: file, commandLine: top).resolved()
+        } catch {
+            throw TesseraError(.settings, "", error.description)
+        }
     }
-
-    var audioSettings: AudioSettings { AudioSettings(mode: audio, bitrate: audioBitrate) }
 }
 
-extension AudioSettings.Mode: ExpressibleByArgument {}
+/// `--settings FILE`: JSON (`.json`, or text starting with `{`) or YAML.
+enum SettingsFile {
+    static func read(_ path: String) throws(TesseraError) -> EncodingRequest {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .input(path, FileManager.default.fileExists(atPath: path) ? "cannot read the settings file" : "no such file")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        do {
+            if path.lowercased().hasSuffix(".json") || text.drop(while: \.isWhitespace).first == "{" {
+                return try JSONDecoder().decode(EncodingRequest.self, from: data)
+            }
+            return try YAMLSettings.decode(text)
+        } catch {
+            throw .input(path, "not a settings file (\(SettingsFile.describe(error)))")
+        }
+    }
 
-/// "2500k", "4M", "800000" → bits per second.
-func parseRate(_ text: String) throws -> Int {
-    let lower = text.lowercased()
-    var scale = 1.0
-    var digits = Substring(lower)
-    if lower.hasSuffix("k") { scale = 1e3; digits = digits.dropLast() }
-    else if lower.hasSuffix("m") { scale = 1e6; digits = digits.dropLast() }
-    guard let value = Double(digits), value > 0 else { throw ValidationError("'\(text)' is not a rate (e.g. 2500k, 4M)") }
-    return Int(value * scale)
+    /// A decoding error in one line: the key and what is wrong with it.
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context):
+            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return key.isEmpty ? context.debugDescription : "\(key): \(context.debugDescription)"
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        }
+    }
 }

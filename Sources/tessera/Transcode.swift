@@ -37,11 +37,12 @@ struct Transcode: ParsableCommand {
         defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
         let source: String
         let plan: JobPlan
-        // Default: one worker process per core's worth of libx264 threads.
-        let workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, encode.threads))
-        var options = planning.jobOptions(encode.settings, audio: encode.audioSettings)
-        options.workers = workers
+        let spec: JobSpec
+        let workers: Int
         do throws(TesseraError) {
+            spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
+            // Default: one worker process per core's worth of libx264 threads.
+            workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
             if let input {
                 source = input
             } else {
@@ -54,13 +55,12 @@ struct Transcode: ParsableCommand {
             }
             // Everything a user can get wrong is refused here, before anything starts.
             try OutputPath.check(output, input: source)
-            plan = try JobPlanner.plan(try MediaProbe.probe(source), options: options)
+            plan = try JobPlanner.plan(try MediaProbe.probe(source), options: JobOptions(spec: spec, workers: workers))
         } catch {
             throw Tessera.fail(error)
         }
 
-        let spec = JobSpec(settings: encode.settings, audio: encode.audioSettings, segmentSeconds: planning.segmentSeconds)
-        let run = LocalCluster(binary: Self.executablePath, workers: workers, threads: encode.threads, logger: logger)
+        let run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
         let outcome: LocalCluster.Outcome
         do {
             outcome = try run.transcode(input: URL(fileURLWithPath: source).standardizedFileURL.path,
@@ -104,7 +104,7 @@ struct TranscodeSummary: Codable {
     init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double) {
         self.job = job.id
         output = job.output
-        frames = job.framesDone
+        frames = Int64(plan.outputFrameCount)
         segments = job.segmentsTotal
         durationSeconds = plan.cuts.durationSeconds.rounded6
         self.wallSeconds = wallSeconds.rounded6

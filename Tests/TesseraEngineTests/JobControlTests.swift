@@ -41,13 +41,16 @@ import TesseraCore
         #expect(check.outputFrames == check.sourceFrames)
     }
 
-    /// Until rotation is applied to the pixels, the display matrix goes with the video, so players show it upright.
-    @Test func displayRotationIsCarried() throws {
+    /// With `--rotate none` the pixels keep their stored orientation and the display matrix goes with
+    /// the video, so players still show it upright (the default turns the pixels: EncodingOptionsTests).
+    @Test func displayRotationIsCarriedWhenPixelsAreKept() throws {
         let plain = try SourceKind.closedGOPWithBFrames.make()
         let rotated = try Fixtures.media("rotated.mp4", ["-i", plain, "-c", "copy", "-metadata:s:v:0", "rotate=90"])
         let output = Fixtures.output("rotated-out.mp4")
         defer { try? FileManager.default.removeItem(atPath: output) }
-        _ = try LocalTranscoder().transcode(input: rotated, output: output, options: quickOptions())
+        var options = quickOptions()
+        options.picture.rotate = "none"
+        _ = try LocalTranscoder().transcode(input: rotated, output: output, options: options)
         func rotation(_ path: String) throws -> String {
             try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "stream_side_data=rotation", "-of", "csv=p=0", path])
                 .trimmingCharacters(in: .whitespacesAndNewlines)
