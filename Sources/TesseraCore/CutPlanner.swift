@@ -114,6 +114,7 @@ public struct CutPlanner: Sendable {
             length = Int((Double(length) * 1.25).rounded(.up))
             cuts = chooseCuts(target: length)
         }
+        cuts = balanced(cuts, encoders: options.encoders, maxPreRoll: Int(options.maxPreRollRatio * Double(n)))
         return makePlan(cuts: cuts, target: length)
     }
 

@@ -62,9 +62,11 @@ public enum JobPlanner {
         } catch {
             throw .input(probe.path, error.description)
         }
-        let cuts = planner.plan(PlanOptions(segmentSeconds: options.segmentSeconds, keyint: settings.keyint,
-                                            minimumSegments: max(1, options.workers * 2),
-                                            maxPreRollRatio: options.maxPreRollRatio))
+        var planOptions = PlanOptions(segmentSeconds: options.segmentSeconds, keyint: settings.keyint,
+                                      minimumSegments: max(1, options.workers * 2),
+                                      maxPreRollRatio: options.maxPreRollRatio)
+        planOptions.encoders = options.workers
+        let cuts = planner.plan(planOptions)
 
         // 4:2:0 needs even dimensions.
         let width = Int32(max(2, video.width & ~1)), height = Int32(max(2, video.height & ~1))
