@@ -4,15 +4,17 @@
 /// runs half idle. The coordinator leases the longest segments first, which is LPT scheduling; so the
 /// planner compares the plan it made with plans of a multiple of `encoders` segments of equal length
 /// (each cut moved to the nearest clean cut), by the frames the busiest encoder gets under LPT, and
-/// keeps the best (fewer segments on a tie: each segment starts with an IDR).
+/// keeps the best (fewer segments on a tie: each segment starts with an IDR), never with fewer than
+/// `minimumSegments` segments when the first plan had that many.
 extension CutPlanner {
-    func balanced(_ cuts: [Int], encoders: Int, maxPreRoll: Int) -> [Int] {
+    func balanced(_ cuts: [Int], encoders: Int, minimumSegments: Int, maxPreRoll: Int) -> [Int] {
         guard encoders > 1, cuts.count > 1 else { return cuts }
         let clean = display.indices.filter { $0 > 0 && entry(forDisplayPosition: $0).preRoll == 0 }
         let below = cuts.count / encoders * encoders, above = below + encoders
         var best = cuts
         var bestSpan = Self.makespan(lengths(of: cuts), encoders: encoders)
-        for count in [below, above] where count >= encoders && count <= display.count {
+        let fewest = max(encoders, min(cuts.count, minimumSegments))
+        for count in [below, above] where count >= fewest && count <= display.count {
             let candidate = evenCuts(count: count, clean: clean)
             guard preRoll(of: candidate) <= maxPreRoll else { continue }
             let span = Self.makespan(lengths(of: candidate), encoders: encoders)

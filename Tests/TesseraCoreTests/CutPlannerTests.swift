@@ -156,6 +156,15 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
         let three = planner.plan(options)
         checkCoverage(three, packets)
         #expect(CutPlanner.makespan(three.segments.map(\.frameCount), encoders: 3) == 600)
+        // Never fewer segments than asked for: 75 intra frames in 25-frame segments for 2 encoders become
+        // 4 segments, not 2.
+        let intra = (0..<75).map {
+            PacketInfo(index: $0, pts: Int64($0), dts: Int64($0), duration: 1, keyFlag: true, discard: false, size: 10, randomAccess: .intra)
+        }
+        var short = PlanOptions(segmentSeconds: 1, keyint: 25, minimumSegments: 4)
+        short.encoders = 2
+        let few = try CutPlanner(packets: intra, timeBase: Rational(1, 25), frameRate: Rational(25, 1)).plan(short)
+        #expect(few.segments.map(\.frameCount) == [19, 19, 18, 19])
         // One encoder: nothing to balance.
         options.encoders = 1
         #expect(planner.plan(options) == unbalanced)
