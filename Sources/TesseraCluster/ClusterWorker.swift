@@ -25,6 +25,10 @@ public final class ClusterWorker: @unchecked Sendable {
         public var maximumMessageSize: Int64
         /// Stop when the process that started this worker is gone (local workers of `tessera transcode`).
         public var parentProcess: Int32?
+        /// Benchmark only, never a production path: skip decoding and encoding and return a result
+        /// of this many bytes per frame that is no video (see `BenchResult`). Coordinators refuse such
+        /// workers unless they are benchmarking too.
+        public var benchBytesPerFrame: Int?
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {
@@ -60,6 +64,7 @@ public final class ClusterWorker: @unchecked Sendable {
     var ready: ClusterMessage {
         var capabilities = EngineInfo.libraryVersions
         capabilities["threads"] = String(options.threads)
+        if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
                             capabilities: capabilities, inFlight: inFlight.keys.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }))
     }
@@ -123,7 +128,8 @@ public final class ClusterWorker: @unchecked Sendable {
                 nextBeat = Date().addingTimeInterval(interval)
             }
             if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
-            guard let frames = try socket.receive(timeout: min(0.05, interval)) else { continue }
+            // Results are sent from this loop: with encodes running, look for them often.
+            guard let frames = try socket.receive(timeout: min(inFlight.isEmpty ? 0.05 : 0.005, interval)) else { continue }
             lastHeard = Date()
             heardFromCoordinator = true
             let message: ClusterMessage
@@ -154,12 +160,14 @@ public final class ClusterWorker: @unchecked Sendable {
         let completions = self.completions
         let logger = self.logger
         let threads = options.threads
+        let benchBytesPerFrame = options.benchBytesPerFrame
         startThread(name: "tessera-encode-\(ref.index)") {
             let message: ClusterMessage
             do {
                 var task = try SegmentTask(serialized: payload)
                 task.header.settings.threads = threads
-                let encoded = try SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
+                let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
+                    ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
                 let bytes = encoded.serialized()
                 message = .result(.init(segment: ref, attempt: header.attempt, checksum: FNV1a64.hex(bytes)), payload: bytes)
             } catch {

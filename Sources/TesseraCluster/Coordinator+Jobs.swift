@@ -8,6 +8,11 @@ extension Coordinator {
     /// the store already has, keeping the recorded segments; done segments whose spooled result is
     /// missing or damaged go back to pending.
     func prepare(_ id: String, store: JobStore, planNew: Bool) throws {
+        let started = Stopwatch.now, waited = store.queryTime
+        defer {
+            let elapsed = Stopwatch.now - started, database = store.queryTime - waited
+            phaseTimings.withValue { $0.probeAndPlan += elapsed - database }
+        }
         let job = try store.job(id)
         do {
             try OutputPath.check(job.output, input: job.input)
@@ -54,18 +59,26 @@ extension Coordinator {
         let job = try store.job(id)
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
         let temporary = OutputPath.temporary(for: job.output)
+        var timings = PhaseTimings()
+        // Recorded before the job's state changes, so whoever watches the state reads them complete.
+        func record() {
+            phaseTimings.withValue { $0.audio += timings.audio; $0.stitch += timings.stitch; $0.verification += timings.verification }
+        }
         do throws(TesseraError) {
-            let audio = try AudioTranscoder.run(plan)
-            _ = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
+            let audio = try Stopwatch.time(&timings.audio) { () throws(TesseraError) in try AudioTranscoder.run(plan) }
+            _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
                 guard let record = records[k], let bytes = Self.spooled(record) else {
                     throw TesseraError(.stitch, "segment \(k)", "spooled result missing or damaged")
                 }
                 do { return try EncodedSegment(serialized: bytes) } catch {
                     throw TesseraError(.stitch, "segment \(k)", String(describing: error))
                 }
-            }, audio: audio, to: temporary)
-            _ = try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+            }, audio: audio, to: temporary) }
+            _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
+                try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+            }
         } catch {
+            record()
             try? FileManager.default.removeItem(atPath: temporary)
             if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)),
                (try? store.job(id).state) == .stitching {
@@ -78,6 +91,7 @@ extension Coordinator {
             }
             return
         }
+        record()
         // Canceled while stitching: the output never appears.
         guard try store.job(id).state == .stitching else {
             try? FileManager.default.removeItem(atPath: temporary)

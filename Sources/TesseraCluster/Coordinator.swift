@@ -29,6 +29,9 @@ public final class Coordinator: @unchecked Sendable {
         public var maximumMessageSize: Int64 = 1 << 30
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
+        /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
+        /// results are no video. Otherwise such workers get nothing.
+        public var benchmark = false
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind
@@ -71,6 +74,9 @@ public final class Coordinator: @unchecked Sendable {
     var dirty = true
     let started = Date()
     let backgroundThreads = DispatchGroup()
+    let phaseTimings = Locked(PhaseTimings())
+    /// When the first task went out (run() thread only).
+    var firstTaskSent: Double?
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -84,6 +90,9 @@ public final class Coordinator: @unchecked Sendable {
 
     /// The endpoint bound (with the real port when the option asked for `*`), once bound.
     public var endpoint: String? { boundEndpoint.current }
+
+    /// Where this coordinator's time went so far, over every job it handled.
+    public var timings: PhaseTimings { phaseTimings.current }
 
     public func run(stop: CancellationFlag) throws {
         let store = try JobStore(url: options.databaseURL, migrate: true)
@@ -105,32 +114,38 @@ public final class Coordinator: @unchecked Sendable {
         for id in try store.jobIDs(in: .planning, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .queued) }
         for id in try store.jobIDs(in: .stitching, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .encoding) }
 
-        var nextBeat = Date(), nextSweep = Date()
+        var nextBeat = Date(), nextSweep = Date(), lastSweep = Date.distantPast, notified = false
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
             var timeout = 0.02
             while let frames = try socket.receive(timeout: timeout) {
                 timeout = 0
-                try step("message") { try handle(frames, socket, store) }
+                try step("message", \.results, store) { try handle(frames, socket, store) }
             }
             for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) {
                 dirty = true
-                try step("job event") { try apply(event, socket, store) }
+                try step("job event", \.bookkeeping, store) { try apply(event, socket, store) }
             }
             let now = Date()
             if now >= nextBeat {
-                try step("heartbeat") { try heartbeat(socket, store) }
+                try step("heartbeat", \.bookkeeping, store) { try heartbeat(socket, store) }
                 nextBeat = now.addingTimeInterval(options.heartbeatInterval)
             }
-            let notified = !(try store.waitForChanges(timeout: 0)).isEmpty
-            if now >= nextSweep || notified {
-                try step("sweep") { try sweep(socket, store) }
+            let polled = Stopwatch.now
+            notified = !(try store.waitForChanges(timeout: 0)).isEmpty || notified
+            phaseTimings.withValue { $0.database += Stopwatch.now - polled }
+            // Every finished segment notifies (the job's counters change): sweep for those at most
+            // every 50 ms, or the store would be asked about every job once per segment.
+            if now >= nextSweep || (notified && now.timeIntervalSince(lastSweep) >= 0.05) {
+                notified = false
+                lastSweep = now
+                try step("sweep", \.bookkeeping, store) { try sweep(socket, store) }
                 nextSweep = now.addingTimeInterval(0.5)
                 dirty = true
             }
             if dirty {
                 dirty = false
-                try step("dispatch") { try dispatch(socket, store) }
+                try step("dispatch", \.dispatch, store) { try dispatch(socket, store) }
             }
         }
         logger.info("coordinator stopping")
@@ -139,8 +154,17 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// Runs one part of the loop: what goes wrong because of one message or one job is logged and
-    /// dropped; only a database that stays unreachable ends the coordinator.
-    func step(_ what: String, _ body: () throws -> Void) throws {
+    /// dropped; only a database that stays unreachable ends the coordinator. Its time goes to `phase`,
+    /// its waits on the store to `database`.
+    func step(_ what: String, _ phase: WritableKeyPath<PhaseTimings, Double>, _ store: JobStore, _ body: () throws -> Void) throws {
+        let started = Stopwatch.now, waited = store.queryTime
+        defer {
+            let database = store.queryTime - waited, elapsed = Stopwatch.now - started
+            phaseTimings.withValue {
+                $0.database += database
+                $0[keyPath: phase] += elapsed - database
+            }
+        }
         do {
             try body()
         } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
@@ -184,6 +208,10 @@ public final class Coordinator: @unchecked Sendable {
                 return
             }
             var peer = Peer(identity: identity, slots: min(max(ready.slots, 1), 64))
+            if ready.capabilities[BenchResult.capability] != nil, !options.benchmark {
+                peer.incompatible = true
+                logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
+            }
             try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             let working = Set(ready.inFlight)
@@ -246,6 +274,12 @@ public final class Coordinator: @unchecked Sendable {
                                    encodeSeconds: encoded.header.encodeSeconds)
         if try store.complete(ref.jobID, ref.index, worker: worker, result: result) {
             _ = rename(temporary.path, final.path)
+            let now = Stopwatch.now
+            phaseTimings.withValue {
+                $0.encodingWall = now - (firstTaskSent ?? now)
+                $0.workerEncode += encoded.header.encodeSeconds
+                $0.resultBytes += Int64(payload.count)
+            }
         } else {
             // No longer this worker's lease: a late duplicate.
             try? FileManager.default.removeItem(at: temporary)
@@ -351,19 +385,29 @@ public final class Coordinator: @unchecked Sendable {
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     continue
                 }
-                let task: SegmentTask
+                let payload: [UInt8]
+                let packingStarted = Stopwatch.now
                 do {
-                    task = try context.reader.task(for: segment)
+                    payload = try context.reader.task(for: segment).serialized()
                 } catch {
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     try? store.setState(lease.jobID, to: .failed, error: error.description)
                     drop(lease.jobID, socket)
                     continue
                 }
+                let packing = Stopwatch.now - packingStarted
                 let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
                 try socket.send([peer.identity] + ClusterMessage.task(.init(segment: ref, attempt: lease.attempts + 1),
-                                                                      payload: task.serialized()).frames())
+                                                                      payload: payload).frames())
                 peers[id]?.inFlight[ref] = lease.attempts + 1
+                if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
+                // Packing is its own phase; step() charges the whole dispatch to `dispatch`.
+                phaseTimings.withValue {
+                    $0.payloadPacking += packing
+                    $0.dispatch -= packing
+                    $0.segmentsDispatched += 1
+                    $0.payloadBytes += Int64(payload.count)
+                }
             }
         }
     }
@@ -373,10 +417,16 @@ public final class Coordinator: @unchecked Sendable {
         busy.insert(job)
         let url = options.databaseURL
         let events = self.events
+        let timings = phaseTimings
         startThread(name: "tessera-job-\(job.prefix(8))", group: backgroundThreads) {
             do {
+                let started = Stopwatch.now
                 let store = try JobStore(url: url)
-                defer { store.close() }
+                let connecting = Stopwatch.now - started
+                defer {
+                    store.close()
+                    timings.withValue { $0.database += connecting + store.queryTime }
+                }
                 try work(store)
             } catch {
                 events.withValue { $0.append(.failed(job, "\(error)")) }

@@ -72,6 +72,8 @@ public struct PlanOptions: Sendable, Hashable {
     public var minimumSegmentSeconds: Double
     /// Upper bound on pre-roll decode work as a share of the frames encoded.
     public var maxPreRollRatio: Double
+    /// Encoders working on the job at once: the plan balances its segments over them.
+    public var encoders: Int = 1
 
     public init(segmentSeconds: Double = 8, keyint: Int = 250, minimumSegments: Int = 1,
                 minimumSegmentSeconds: Double = 1, maxPreRollRatio: Double = 1.5) {

@@ -114,6 +114,8 @@ public struct CutPlanner: Sendable {
             length = Int((Double(length) * 1.25).rounded(.up))
             cuts = chooseCuts(target: length)
         }
+        cuts = balanced(cuts, encoders: options.encoders, minimumSegments: options.minimumSegments,
+                        maxPreRoll: Int(options.maxPreRollRatio * Double(n)))
         return makePlan(cuts: cuts, target: length)
     }
 

@@ -106,9 +106,11 @@ public enum JobPlanner {
         }
         // The planner counts source frames; whole GOPs of the output's.
         let keyintInSourceFrames = max(1, Int((Double(settings.keyint) * planner.framesPerSecond / max(fps, 0.001)).rounded()))
-        let cuts = planner.plan(PlanOptions(segmentSeconds: options.segmentSeconds, keyint: keyintInSourceFrames,
-                                            minimumSegments: max(1, options.workers * 2),
-                                            maxPreRollRatio: options.maxPreRollRatio))
+        var planOptions = PlanOptions(segmentSeconds: options.segmentSeconds, keyint: keyintInSourceFrames,
+                                      minimumSegments: max(1, options.workers * 2),
+                                      maxPreRollRatio: options.maxPreRollRatio)
+        planOptions.encoders = options.workers
+        let cuts = planner.plan(planOptions)
 
         let width = Int(output.width), height = Int(output.height)
         let vbv = settings.maxrate ?? settings.bitrate

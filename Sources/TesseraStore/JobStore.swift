@@ -8,6 +8,9 @@ public final class JobStore {
     public static let channel = "tessera_jobs"
 
     let db: PGConnection
+    /// Seconds this store has spent waiting on the database (statements and transactions), for the
+    /// coordinator's phase timings.
+    public private(set) var queryTime: Double = 0
 
     /// Connects to `url` (a libpq URI or key=value string) and, with `migrate`, brings the schema up to date.
     public init(url: String, migrate: Bool = false, reconnectTimeout: TimeInterval = 30) throws(StoreError) {
@@ -26,11 +29,15 @@ public final class JobStore {
     public func close() { db.close() }
 
     func run(_ doing: String, _ sql: String, _ params: [String?] = []) throws(StoreError) -> PGRows {
-        do { return try db.query(sql, params) } catch { throw StoreError(error, doing) }
+        do { return try Stopwatch.time(&queryTime) { () throws(PGError) in try db.query(sql, params) } } catch {
+            throw StoreError(error, doing)
+        }
     }
 
     /// Runs `body` in one transaction.
     func transaction<R>(_ doing: String, _ body: () throws -> R) throws(StoreError) -> R {
+        let started = Stopwatch.now
+        defer { queryTime += Stopwatch.now - started }
         do {
             return try db.transaction(body)
         } catch let error as StoreError {

@@ -13,13 +13,20 @@ struct LocalCluster {
     let workers: Int
     let threads: Int
     let logger: Logger
+    /// Benchmark only: workers skip the encode and return this many filler bytes per frame.
+    var benchBytesPerFrame: Int?
 
     struct Outcome {
         var job: JobRecord
+        /// The coordinator's phases, with this process's start-up and its waits on the store.
+        var timings: PhaseTimings
+        /// When the job reached its final state (`Stopwatch` seconds); stopping the processes comes after.
+        var finishedAt: Double
     }
 
     func transcode(input: String, output: String, spec: JobSpec, database: DatabaseOptions, interrupted: CancellationFlag,
                    progress: ProgressRenderer) throws -> Outcome {
+        let started = Stopwatch.now
         let url = try database.resolveURL()
         let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
         defer { store.close() }
@@ -37,6 +44,7 @@ struct LocalCluster {
         options.onlyJob = id
         options.planningWorkers = workers
         options.heartbeatInterval = 0.5
+        options.benchmark = benchBytesPerFrame != nil
         let coordinatorStop = CancellationFlag()
         let coordinatorError = Locked<String?>(nil)
         let coordinator = Coordinator(options: options, logger: logger)
@@ -51,6 +59,7 @@ struct LocalCluster {
             process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(ProcessInfo.processInfo.processIdentifier)-\(n)",
                                  "--threads", String(threads), "--heartbeat", "0.5",
                                  "--parent-process", String(ProcessInfo.processInfo.processIdentifier)]
+                + (benchBytesPerFrame.map { ["--bench-skip-encode", String($0)] } ?? [])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do { try process.run() } catch { return nil }
@@ -65,12 +74,18 @@ struct LocalCluster {
             try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
         }
 
+        let startup = Stopwatch.now - started
         var restarts = 0
         while true {
             let job = try store.job(id)
             progress.update(TranscodeProgress(phase: Self.phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
                                               framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
-            if job.state.isFinal { return Outcome(job: job) }
+            if job.state.isFinal {
+                var timings = coordinator.timings
+                timings.startup = startup
+                timings.database += store.queryTime
+                return Outcome(job: job, timings: timings, finishedAt: Stopwatch.now)
+            }
             if interrupted.isCancelled { try store.cancel(id) }
             if let error = coordinatorError.current {
                 try? store.setState(id, to: .failed, error: "coordinator: \(error)")

@@ -22,6 +22,9 @@ struct Transcode: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
+    /// Benchmark only (bench/run): the workers skip the encode and return this many filler bytes per
+    /// frame, so the output is no video. Measures the coordinator alone.
+    @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
 
     func run() throws {
         var logger = Logger(label: "tessera")
@@ -39,6 +42,7 @@ struct Transcode: ParsableCommand {
         let plan: JobPlan
         let spec: JobSpec
         let workers: Int
+        var probeAndPlan = 0.0
         do throws(TesseraError) {
             spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
             // Default: one worker process per core's worth of libx264 threads.
@@ -55,12 +59,15 @@ struct Transcode: ParsableCommand {
             }
             // Everything a user can get wrong is refused here, before anything starts.
             try OutputPath.check(output, input: source)
-            plan = try JobPlanner.plan(try MediaProbe.probe(source), options: JobOptions(spec: spec, workers: workers))
+            plan = try Stopwatch.time(&probeAndPlan) { () throws(TesseraError) in
+                try JobPlanner.plan(try MediaProbe.probe(source), options: JobOptions(spec: spec, workers: workers))
+            }
         } catch {
             throw Tessera.fail(error)
         }
 
-        let run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
+        var run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
+        run.benchBytesPerFrame = benchBytesPerFrame
         let outcome: LocalCluster.Outcome
         do {
             outcome = try run.transcode(input: URL(fileURLWithPath: source).standardizedFileURL.path,
@@ -71,9 +78,12 @@ struct Transcode: ParsableCommand {
             throw Tessera.fail(error as? StoreError ?? StoreError("\(error)"))
         }
         progress.finish()
+        var timings = outcome.timings
+        timings.cliProbeAndPlan = probeAndPlan
+        timings.shutdown = Stopwatch.now - outcome.finishedAt
         switch outcome.job.state {
         case .done:
-            let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started))
+            let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started), timings: timings)
             if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
                 FileHandle.standardError.write(Data((summary.text + "\n").utf8))
             }
@@ -100,8 +110,25 @@ struct TranscodeSummary: Codable {
     var wallSeconds: Double
     var speed: Double
     var level: String
+    /// Where the time went (see `PhaseTimings`), in seconds.
+    var timings: PhaseTimings
+    /// Peak resident memory of this process (the coordinator) and of the largest worker process.
+    var peakRSSBytes: PeakRSS
 
-    init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double) {
+    struct PeakRSS: Codable {
+        var coordinator: Int64
+        var worker: Int64
+
+        /// Workers count once they have been waited for, which `LocalCluster` does before returning.
+        static var now: PeakRSS {
+            var own = rusage(), children = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &own)
+            getrusage(RUSAGE_CHILDREN.rawValue, &children)
+            return PeakRSS(coordinator: Int64(own.ru_maxrss) * 1024, worker: Int64(children.ru_maxrss) * 1024)
+        }
+    }
+
+    init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double, timings: PhaseTimings) {
         self.job = job.id
         output = job.output
         frames = Int64(plan.outputFrameCount)
@@ -110,6 +137,8 @@ struct TranscodeSummary: Codable {
         self.wallSeconds = wallSeconds.rounded6
         speed = (plan.cuts.durationSeconds / max(wallSeconds, 1e-9)).rounded6
         level = plan.settings.level ?? "auto"
+        self.timings = timings
+        peakRSSBytes = .now
     }
 
     var text: String {

@@ -16,6 +16,8 @@ struct Worker: ParsableCommand {
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
     @Option(help: .hidden) var parentProcess: Int32?
+    /// Benchmark only (bench/run): skip the encode and return this many filler bytes per frame.
+    @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
 
     func validate() throws {
         guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
@@ -29,9 +31,11 @@ struct Worker: ParsableCommand {
         let stop = CancellationFlag()
         let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
         defer { signals.release() }
-        let worker = ClusterWorker(options: .init(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
-                                                  threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess),
-                                   logger: logger)
+        var options = ClusterWorker.Options(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
+                                            threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
+        options.benchBytesPerFrame = benchBytesPerFrame
+        if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
+        let worker = ClusterWorker(options: options, logger: logger)
         do {
             try worker.run(stop: stop)
         } catch {

@@ -136,6 +136,47 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
         checkCoverage(tail, longer)
     }
 
+    @Test func segmentsAreBalancedOverTheEncoders() throws {
+        // 60 s at 30 fps with 2 s GOPs, 8 s target: snapping alone makes 7 x 240 + 120 frames, and with
+        // longest-first leasing one of 2 encoders gets 960 frames while the other gets 840.
+        let packets = SyntheticStream.closedGOP(frames: 1800, gop: 60)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        var options = PlanOptions(segmentSeconds: 8, keyint: 250, minimumSegments: 4)
+        let unbalanced = planner.plan(options)
+        #expect(unbalanced.segments.map(\.frameCount) == [240, 240, 240, 240, 240, 240, 240, 120])
+        #expect(CutPlanner.makespan(unbalanced.segments.map(\.frameCount), encoders: 2) == 960)
+        options.encoders = 2
+        let balanced = planner.plan(options)
+        checkCoverage(balanced, packets)
+        #expect(balanced.totalPreRollPackets == 0)
+        #expect(balanced.segments.count % 2 == 0)
+        #expect(CutPlanner.makespan(balanced.segments.map(\.frameCount), encoders: 2) == 900)
+        // 3 encoders: 600 frames each is reachable with whole GOPs.
+        options.encoders = 3
+        let three = planner.plan(options)
+        checkCoverage(three, packets)
+        #expect(CutPlanner.makespan(three.segments.map(\.frameCount), encoders: 3) == 600)
+        // Never fewer segments than asked for: 75 intra frames in 25-frame segments for 2 encoders become
+        // 4 segments, not 2.
+        let intra = (0..<75).map {
+            PacketInfo(index: $0, pts: Int64($0), dts: Int64($0), duration: 1, keyFlag: true, discard: false, size: 10, randomAccess: .intra)
+        }
+        var short = PlanOptions(segmentSeconds: 1, keyint: 25, minimumSegments: 4)
+        short.encoders = 2
+        let few = try CutPlanner(packets: intra, timeBase: Rational(1, 25), frameRate: Rational(25, 1)).plan(short)
+        #expect(few.segments.map(\.frameCount) == [19, 19, 18, 19])
+        // One encoder: nothing to balance.
+        options.encoders = 1
+        #expect(planner.plan(options) == unbalanced)
+    }
+
+    @Test func makespanIsLongestFirst() {
+        // What the coordinator's lease order does, not the optimum (5+5 | 4+3+3 would be 10).
+        #expect(CutPlanner.makespan([5, 5, 4, 3, 3], encoders: 2) == 11)
+        #expect(CutPlanner.makespan([240, 240, 240, 240, 240, 120], encoders: 2) == 720)
+        #expect(CutPlanner.makespan([7], encoders: 4) == 7)
+    }
+
     @Test func intraOnlyCutsAnywhere() throws {
         let packets = (0..<100).map {
             PacketInfo(index: $0, pts: Int64($0), dts: Int64($0), duration: 1, keyFlag: true, discard: false, size: 10, randomAccess: .intra)

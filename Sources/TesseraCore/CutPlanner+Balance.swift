@@ -1,0 +1,66 @@
+/// Load balance: a plan whose segments `encoders` processes finish together.
+///
+/// Snapping targets to the source's GOPs can leave, say, 5 segments for 2 encoders, so the last round
+/// runs half idle. The coordinator leases the longest segments first, which is LPT scheduling; so the
+/// planner compares the plan it made with plans of a multiple of `encoders` segments of equal length
+/// (each cut moved to the nearest clean cut), by the frames the busiest encoder gets under LPT, and
+/// keeps the best (fewer segments on a tie: each segment starts with an IDR), never with fewer than
+/// `minimumSegments` segments when the first plan had that many.
+extension CutPlanner {
+    func balanced(_ cuts: [Int], encoders: Int, minimumSegments: Int, maxPreRoll: Int) -> [Int] {
+        guard encoders > 1, cuts.count > 1 else { return cuts }
+        let clean = display.indices.filter { $0 > 0 && entry(forDisplayPosition: $0).preRoll == 0 }
+        let below = cuts.count / encoders * encoders, above = below + encoders
+        var best = cuts
+        var bestSpan = Self.makespan(lengths(of: cuts), encoders: encoders)
+        let fewest = max(encoders, min(cuts.count, minimumSegments))
+        for count in [below, above] where count >= fewest && count <= display.count {
+            let candidate = evenCuts(count: count, clean: clean)
+            guard preRoll(of: candidate) <= maxPreRoll else { continue }
+            let span = Self.makespan(lengths(of: candidate), encoders: encoders)
+            if span < bestSpan || (span == bestSpan && candidate.count < best.count) {
+                best = candidate
+                bestSpan = span
+            }
+        }
+        return best
+    }
+
+    /// Frames per segment for cut positions.
+    func lengths(of cuts: [Int]) -> [Int] {
+        zip(cuts, cuts.dropFirst() + [display.count]).map { $1 - $0 }
+    }
+
+    /// `count` segments of equal length, each cut moved to the nearest clean cut (no pre-roll) within
+    /// half a segment, or left where it is when there is none.
+    func evenCuts(count: Int, clean: [Int]) -> [Int] {
+        let n = display.count
+        let length = Double(n) / Double(count)
+        var cuts = [0]
+        for k in 1..<count {
+            let ideal = Int((Double(k) * length).rounded())
+            var position = ideal
+            // The first clean cut at or after `ideal`, and the one before it.
+            var lo = 0, hi = clean.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if clean[mid] < ideal { lo = mid + 1 } else { hi = mid }
+            }
+            let near = [lo - 1, lo].filter { clean.indices.contains($0) }.map { clean[$0] }
+                .filter { abs($0 - ideal) <= Int(length / 2) }
+            if let nearest = near.min(by: { abs($0 - ideal) < abs($1 - ideal) }) { position = nearest }
+            if position > cuts[cuts.count - 1], position < n { cuts.append(position) }
+        }
+        return cuts
+    }
+
+    /// The work of the busiest of `encoders` when the longest segment goes to the first free encoder.
+    static func makespan(_ lengths: [Int], encoders: Int) -> Int {
+        var load = [Int](repeating: 0, count: max(1, encoders))
+        for length in lengths.sorted(by: >) {
+            let least = load.indices.min { load[$0] < load[$1] }!
+            load[least] += length
+        }
+        return load.max()!
+    }
+}

@@ -1,0 +1,234 @@
+"""Turns the raw measurements of bench/run into bench/results.json and a table, each figure beside its target."""
+import argparse
+import glob
+import json
+import math
+import os
+import statistics
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def numbers(path):
+    with open(path) as f:
+        return [float(x) for x in f.read().split()]
+
+
+def figure(value, target, met, unit=""):
+    return {"value": value, "target": target, "met": met, "unit": unit}
+
+
+def spread(values):
+    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "runs": len(values)}
+
+
+def tessera_runs(raw, name):
+    """[(external wall seconds, --json output)] of the runs called name.N."""
+    runs = []
+    for path in sorted(glob.glob(os.path.join(raw, name + ".[0-9]*.json"))):
+        runs.append((numbers(path[:-5] + ".wall")[0], load(path)))
+    return runs
+
+
+def per_frame(path, key):
+    """Per-frame values of `key` from an ffmpeg psnr/ssim stats file, in display order."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            fields = dict(p.split(":", 1) for p in line.split() if ":" in p)
+            out.append(float(fields[key]) if fields[key] != "inf" else math.inf)
+    return out
+
+
+def psnr_from_mse(mse):
+    mean = statistics.fmean(mse)
+    return 10 * math.log10(255 ** 2 / mean) if mean > 0 else math.inf
+
+
+def dip(ffmpeg_psnr, tessera_psnr, centres, half):
+    """The largest per-frame PSNR loss of Tessera against ffmpeg within `half` frames of any centre."""
+    worst = 0.0
+    n = min(len(ffmpeg_psnr), len(tessera_psnr))
+    for c in centres:
+        for i in range(max(0, c - half), min(n, c + half)):
+            if math.isfinite(ffmpeg_psnr[i]) and math.isfinite(tessera_psnr[i]):
+                worst = max(worst, ffmpeg_psnr[i] - tessera_psnr[i])
+    return round(worst, 3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("out")
+    ap.add_argument("--preset")
+    ap.add_argument("--crf", type=float)
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--cores", type=int)
+    ap.add_argument("--boundary-frames", type=int)
+    ap.add_argument("--overhead-input")
+    ap.add_argument("--memory-lengths")
+    a = ap.parse_args()
+    raw = a.raw
+    results = {"machine": {"cores": a.cores}, "preset": a.preset, "crf": a.crf, "runs": a.runs,
+               "throughput": {}, "quality": {}}
+
+    # 1 and 4, per input.
+    labels = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(raw, "*.ffmpeg.times"))},
+                    key=lambda s: int(s.split("p")[0]))
+    for label in labels:
+        ff = numbers(os.path.join(raw, label + ".ffmpeg.times"))
+        sc = numbers(os.path.join(raw, label + ".script.times"))
+        runs = tessera_runs(raw, label + ".tessera")
+        te = [w for w, _ in runs]
+        ratio = statistics.median(ff) / statistics.median(te)
+        results["throughput"][label] = {
+            "seconds": {"ffmpeg": spread(ff), "segmentScript": spread(sc), "tessera": spread(te)},
+            "vsFFmpeg": figure(round(ratio, 3), ">= 0.97", ratio >= 0.97, "x (median/median)"),
+            "vsFFmpegBestRuns": round(min(ff) / min(te), 3),
+            "vsSegmentScript": round(statistics.median(sc) / statistics.median(te), 3),
+            "segments": runs[0][1]["segments"],
+        }
+
+        fs = numbers(os.path.join(raw, label + ".ffmpeg.size"))[0]
+        ts = numbers(os.path.join(raw, label + ".tessera.size"))[0]
+        fp = os.path.join(raw, label + ".ffmpeg")
+        tp = os.path.join(raw, label + ".tessera")
+        f_frames, t_frames = per_frame(fp + ".psnr", "psnr_avg"), per_frame(tp + ".psnr", "psnr_avg")
+        f_psnr, t_psnr = psnr_from_mse(per_frame(fp + ".psnr", "mse_avg")), psnr_from_mse(per_frame(tp + ".psnr", "mse_avg"))
+        f_ssim, t_ssim = statistics.fmean(per_frame(fp + ".ssim", "All")), statistics.fmean(per_frame(tp + ".ssim", "All"))
+        plan = load(os.path.join(raw, label + ".plan.json"))
+        starts, total = [], 0
+        for seg in plan["segments"]:
+            starts.append(total)
+            total += seg["frames"]
+        boundaries = starts[1:]
+        midpoints = [(s + e) // 2 for s, e in zip(starts, starts[1:] + [total])]
+        half = a.boundary_frames
+        size_ratio = ts / fs
+        d_psnr = t_psnr - f_psnr
+        b_dip = dip(f_frames, t_frames, boundaries, half)
+        results["quality"][label] = {
+            "sizeRatio": figure(round(size_ratio, 4), "0.97-1.03", 0.97 <= size_ratio <= 1.03),
+            "psnrDifferenceDB": figure(round(d_psnr, 3), "within ±0.1", abs(d_psnr) <= 0.1, "dB"),
+            "ssimDifference": round(t_ssim - f_ssim, 5),
+            "psnr": {"ffmpeg": round(f_psnr, 3), "tessera": round(t_psnr, 3)},
+            "boundaryDipDB": figure(b_dip, "<= 0.5", b_dip <= 0.5, f"dB, worst frame within {half} of {len(boundaries)} boundaries"),
+            "midSegmentDipDB": dip(f_frames, t_frames, midpoints, half),
+            "planSegments": len(plan["segments"]),
+        }
+
+    # 2: overhead by phase on the chosen input, shares of the wall time seen from outside.
+    runs = tessera_runs(raw, a.overhead_input + ".tessera")
+    phases = ["startup", "cliProbeAndPlan", "probeAndPlan", "payloadPacking", "dispatch", "results", "bookkeeping",
+              "audio", "stitch", "verification", "database", "shutdown"]
+    shares = {p: [] for p in phases + ["process", "total"]}
+    imbalance = []
+    for wall, j in runs:
+        t = j["timings"]
+        for p in phases:
+            shares[p].append(t[p] / wall)
+        shares["process"].append(max(0.0, wall - j["wallSeconds"]) / wall)
+        shares["total"].append(sum(t[p] for p in phases) / wall + shares["process"][-1])
+        # Encoding wall beyond a perfect split of the encode work over the workers: an idle tail.
+        imbalance.append(max(0.0, t["encodingWall"] - t["workerEncode"] / a.cores) / wall)
+    total = statistics.median(shares["total"])
+    results["overhead"] = {
+        "input": a.overhead_input,
+        "sharesOfWall": {p: round(statistics.median(v), 4) for p, v in shares.items() if p != "total"},
+        "allButEncoding": figure(round(total, 4), "<= 0.03", total <= 0.03, "share of wall"),
+        "idleTailShare": round(statistics.median(imbalance), 4),
+        "note": "process: binary start and exit outside the command's own clock; idleTailShare: encoding wall beyond "
+                "the workers' encode seconds split evenly (load imbalance), not counted in allButEncoding",
+    }
+
+    # 3: the coordinator's ceiling.
+    real = [j for _, j in runs]
+    seg_encode = statistics.median(j["timings"]["workerEncode"] / j["segments"] for j in real)
+    seg_bytes = statistics.median((j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / j["segments"] for j in real)
+    ceiling = tessera_runs(raw, "ceiling")
+    rates = [j["timings"]["segmentsDispatched"] / j["timings"]["encodingWall"] for _, j in ceiling]
+    lengths = a.memory_lengths.split()
+    longest = tessera_runs(raw, f"memory-{lengths[-1]}s")
+    bandwidth = [(j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / 1e6 / j["timings"]["encodingWall"] for _, j in longest]
+    seg_rate, mbps = statistics.median(rates), statistics.median(bandwidth)
+    by_segments = seg_rate * seg_encode
+    by_bytes = mbps * 1e6 / seg_bytes * seg_encode
+    workers = min(by_segments, by_bytes)
+    results["ceiling"] = {
+        "segmentsPerSecond": figure(round(seg_rate, 1), ">= 1000", seg_rate >= 1000),
+        "segmentsPerSecondBestRun": round(max(rates), 1),
+        "segmentsInCeilingRun": ceiling[0][1]["segments"],
+        "megabytesPerSecond": round(mbps, 1),
+        "megabytesPerSecondBestRun": round(max(bandwidth), 1),
+        "encodeSecondsPerSegment1080p": round(seg_encode, 3),
+        "megabytesPerSegment1080p": round(seg_bytes / 1e6, 3),
+        "workersKeptBusy": figure(int(workers), ">= 200", workers >= 200, "1080p workers (Amdahl: min of the two limits)"),
+        "workersBySegmentRate": int(by_segments),
+        "workersByBandwidth": int(by_bytes),
+    }
+
+    # 5: memory.
+    worker_rss = max(j["peakRSSBytes"]["worker"] for j in real)
+    coord = {n: statistics.median(j["peakRSSBytes"]["coordinator"] for _, j in tessera_runs(raw, f"memory-{n}s")) for n in lengths}
+    growth = coord[lengths[-1]] / coord[lengths[0]] - 1
+    results["memory"] = {
+        "workerPeakMB1080p": round(worker_rss / 1e6, 1),
+        "coordinatorPeakMB1080p": round(max(j["peakRSSBytes"]["coordinator"] for j in real) / 1e6, 1),
+        "coordinatorPeakMBByLength": {f"{n}s": round(v / 1e6, 1) for n, v in coord.items()},
+        "coordinatorGrowth": figure(round(growth, 4), "<= 0.10", growth <= 0.10, f"{lengths[0]} s to {lengths[-1]} s"),
+    }
+
+    with open(a.out, "w") as f:
+        json.dump(results, f, indent=2, sort_keys=True)
+    print_table(results)
+
+
+def print_table(r):
+    rows = []
+
+    def row(name, value, target="", met=None):
+        rows.append((name, str(value), target, "" if met is None else ("met" if met else "MISSED")))
+
+    for label, t in r["throughput"].items():
+        s = t["seconds"]
+        row(f"{label} ffmpeg s (min/median)", f"{s['ffmpeg']['min']:.2f} / {s['ffmpeg']['median']:.2f}")
+        row(f"{label} segment script s", f"{s['segmentScript']['min']:.2f} / {s['segmentScript']['median']:.2f}")
+        row(f"{label} tessera s ({t['segments']} segments)", f"{s['tessera']['min']:.2f} / {s['tessera']['median']:.2f}")
+        f = t["vsFFmpeg"]
+        row(f"{label} throughput vs ffmpeg", f"{f['value']:.3f}x", f["target"], f["met"])
+        row(f"{label} throughput vs segment script", f"{t['vsSegmentScript']:.3f}x")
+    o = r["overhead"]
+    for p, v in o["sharesOfWall"].items():
+        row(f"overhead {o['input']}: {p}", f"{100 * v:.2f}%")
+    f = o["allButEncoding"]
+    row(f"overhead {o['input']}: all but encoding", f"{100 * f['value']:.2f}%", "<= 3%", f["met"])
+    row(f"overhead {o['input']}: idle tail (imbalance)", f"{100 * o['idleTailShare']:.2f}%")
+    c = r["ceiling"]
+    row("coordinator segments/s", c["segmentsPerSecond"]["value"], ">= 1000", c["segmentsPerSecond"]["met"])
+    row("coordinator MB/s (payloads + results)", c["megabytesPerSecond"])
+    row("1080p encode s per segment / MB per segment", f"{c['encodeSecondsPerSegment1080p']} / {c['megabytesPerSegment1080p']}")
+    row("1080p workers one coordinator keeps busy", c["workersKeptBusy"]["value"], ">= 200", c["workersKeptBusy"]["met"])
+    for label, q in r["quality"].items():
+        row(f"{label} size vs ffmpeg", q["sizeRatio"]["value"], "0.97-1.03", q["sizeRatio"]["met"])
+        row(f"{label} PSNR vs ffmpeg dB", q["psnrDifferenceDB"]["value"], "±0.1", q["psnrDifferenceDB"]["met"])
+        row(f"{label} SSIM vs ffmpeg", q["ssimDifference"])
+        row(f"{label} boundary PSNR dip dB (mid-segment)", f"{q['boundaryDipDB']['value']} ({q['midSegmentDipDB']})", "<= 0.5",
+            q["boundaryDipDB"]["met"])
+    m = r["memory"]
+    row("worker peak RSS MB, 1080p", m["workerPeakMB1080p"])
+    row("coordinator peak RSS MB, 1080p", m["coordinatorPeakMB1080p"])
+    row("coordinator peak RSS MB by length", ", ".join(f"{k}: {v}" for k, v in m["coordinatorPeakMBByLength"].items()))
+    row("coordinator growth with length", f"{100 * m['coordinatorGrowth']['value']:.1f}%", "<= 10%", m["coordinatorGrowth"]["met"])
+
+    w = max(len(x[0]) for x in rows)
+    print(f"{'figure':<{w}}  {'value':>18}  {'target':>10}  ")
+    for name, value, target, met in rows:
+        print(f"{name:<{w}}  {value:>18}  {target:>10}  {met}")
+    print(f"(preset {r['preset']}, CRF {r['crf']:g}, {r['runs']} runs, {r['machine']['cores']} cores; bench/results.json has every figure)")
+
+
+if __name__ == "__main__":
+    main()
