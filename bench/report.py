@@ -59,6 +59,21 @@ def dip(ffmpeg_psnr, tessera_psnr, centres, half):
     return round(worst, 3)
 
 
+def window_dip(ffmpeg_psnr, tessera_psnr, centres, half, width=4):
+    """The largest loss of Tessera against ffmpeg averaged over `width` consecutive frames (one mini-GOP
+    with 3 B-frames), for every window touching the `half` frames either side of a centre. Per frame,
+    the two encodes put I, P and B pictures at different places, which alone swings the difference by
+    about ±2 dB frame to frame in the middle of segments too; over a mini-GOP that phase cancels."""
+    worst = 0.0
+    n = min(len(ffmpeg_psnr), len(tessera_psnr))
+    for c in centres:
+        for start in range(max(0, c - half - width + 1), min(n - width, c + half) + 1):
+            pairs = [(ffmpeg_psnr[i], tessera_psnr[i]) for i in range(start, start + width)]
+            if all(math.isfinite(f) and math.isfinite(t) for f, t in pairs):
+                worst = max(worst, statistics.fmean(f - t for f, t in pairs))
+    return round(worst, 3)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("raw")
@@ -109,14 +124,17 @@ def main():
         half = a.boundary_frames
         size_ratio = ts / fs
         d_psnr = t_psnr - f_psnr
-        b_dip = dip(f_frames, t_frames, boundaries, half)
+        b_dip = window_dip(f_frames, t_frames, boundaries, half)
         results["quality"][label] = {
             "sizeRatio": figure(round(size_ratio, 4), "0.97-1.03", 0.97 <= size_ratio <= 1.03),
             "psnrDifferenceDB": figure(round(d_psnr, 3), "within ±0.1", abs(d_psnr) <= 0.1, "dB"),
             "ssimDifference": round(t_ssim - f_ssim, 5),
             "psnr": {"ffmpeg": round(f_psnr, 3), "tessera": round(t_psnr, 3)},
-            "boundaryDipDB": figure(b_dip, "<= 0.5", b_dip <= 0.5, f"dB, worst frame within {half} of {len(boundaries)} boundaries"),
-            "midSegmentDipDB": dip(f_frames, t_frames, midpoints, half),
+            "boundaryDipDB": figure(b_dip, "<= 0.5", b_dip <= 0.5,
+                                    f"dB, worst 4-frame mean within {half} frames of {len(boundaries)} boundaries"),
+            "midSegmentDipDB": window_dip(f_frames, t_frames, midpoints, half),
+            "perFrameDipDB": {"boundaries": dip(f_frames, t_frames, boundaries, half),
+                              "midSegment": dip(f_frames, t_frames, midpoints, half)},
             "planSegments": len(plan["segments"]),
         }
 
