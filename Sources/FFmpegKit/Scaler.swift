@@ -14,6 +14,10 @@ public final class Scaler {
     /// Whether the output is full range (0-255); the source's range is read from each frame.
     let fullRange: Bool
 
+    /// When set, converts from each frame's own YUV matrix to this one (an AVColorSpace value: 5 is
+    /// BT.601, what JPEG and RGB conversion expect); when nil the matrix is kept as it is.
+    public var outputColorSpace: Int32?
+
     public init(width: Int32, height: Int32, pixelFormat: String, fullRange: Bool = false, quality: String = "bicubic") throws(FFmpegError) {
         self.width = width
         self.height = height
@@ -65,8 +69,10 @@ public final class Scaler {
             context = sws_getContext(key.0, key.1, AVPixelFormat(key.2), width, height, format, flags, nil, nil, nil)
             guard context != nil else { throw FFmpegError("cannot convert \(frame.pixelFormatName ?? "?") \(key.0)x\(key.1)", call: "sws_getContext") }
             // Keep the range: full-range sources stay full range when the output is tagged full range.
-            let coefficients = sws_getCoefficients(SWS_CS_DEFAULT)
-            sws_setColorspaceDetails(context, coefficients, Self.isFullRange(frame) ? 1 : 0, coefficients, fullRange ? 1 : 0,
+            // sws_getCoefficients takes AVColorSpace values (unknown ones mean BT.601).
+            let source = sws_getCoefficients(outputColorSpace == nil ? SWS_CS_DEFAULT : Int32(src.pointee.colorspace.rawValue))
+            let coefficients = outputColorSpace.map { sws_getCoefficients($0) } ?? source
+            sws_setColorspaceDetails(context, source, Self.isFullRange(frame) ? 1 : 0, coefficients, fullRange ? 1 : 0,
                                      0, 1 << 16, 1 << 16)
             sourceKey = key
         }
