@@ -20,10 +20,17 @@ struct Transcode: ParsableCommand {
     @OptionGroup var encode: EncodeOptions
     @OptionGroup var planning: PlanningOptions
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var extras: OutputExtrasOptions
+    @OptionGroup var hooks: HookOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
 
     func run() throws {
+        let report = JobReport(input: input, output: output)
+        try hooks.reporting(report) { try transcode(report) }
+    }
+
+    func transcode(_ report: JobReport) throws {
         var logger = Logger(label: "tessera")
         logger.logLevel = verbose ? .info : .error
         EngineInfo.configureLogging(verbose: verbose)
@@ -42,6 +49,7 @@ struct Transcode: ParsableCommand {
         var options = planning.jobOptions(encode.settings, audio: encode.audioSettings)
         options.workers = workers
         do throws(TesseraError) {
+            try extras.check(input: input, output: output)
             if let input {
                 source = input
             } else {
@@ -56,7 +64,7 @@ struct Transcode: ParsableCommand {
             try OutputPath.check(output, input: source)
             plan = try JobPlanner.plan(try MediaProbe.probe(source), options: options)
         } catch {
-            throw Tessera.fail(error)
+            throw report.fail(error)
         }
 
         let spec = JobSpec(settings: encode.settings, audio: encode.audioSettings, segmentSeconds: planning.segmentSeconds)
@@ -68,11 +76,13 @@ struct Transcode: ParsableCommand {
                                         database: database, interrupted: interrupted, progress: progress)
         } catch {
             progress.finish()
-            throw Tessera.fail(error as? StoreError ?? StoreError("\(error)"))
+            throw report.fail(error as? StoreError ?? StoreError("\(error)"))
         }
         progress.finish()
+        report.record(outcome.job)
         switch outcome.job.state {
         case .done:
+            do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
             let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started))
             if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
                 FileHandle.standardError.write(Data((summary.text + "\n").utf8))
@@ -81,7 +91,7 @@ struct Transcode: ParsableCommand {
             FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
             throw ExitCode(130)
         default:
-            throw Tessera.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
+            throw report.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
         }
     }
 
