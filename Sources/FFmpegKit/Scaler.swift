@@ -16,6 +16,10 @@ public final class Scaler {
     /// YUV matrices (AVColorSpace values) to convert between; nil keeps the samples' matrix.
     let matrices: (from: Int32, to: Int32)?
 
+    /// When set, converts from each frame's own YUV matrix to this one (an AVColorSpace value: 5 is
+    /// BT.601, what JPEG and RGB conversion expect); when nil the matrix is kept as it is.
+    public var outputColorSpace: Int32?
+
     public init(width: Int32, height: Int32, pixelFormat: String, fullRange: Bool = false, quality: String = "bicubic",
                 convertMatrix matrices: (from: Int32, to: Int32)? = nil) throws(FFmpegError) {
         self.width = width
@@ -70,9 +74,10 @@ public final class Scaler {
             context = sws_getContext(key.0, key.1, AVPixelFormat(key.2), width, height, format, flags, nil, nil, nil)
             guard context != nil else { throw FFmpegError("cannot convert \(frame.pixelFormatName ?? "?") \(key.0)x\(key.1)", call: "sws_getContext") }
             // Keep the range: full-range sources stay full range when the output is tagged full range.
-            // swscale's coefficient table is indexed by AVColorSpace.
-            let from = sws_getCoefficients(matrices?.from ?? SWS_CS_DEFAULT)
-            let to = sws_getCoefficients(matrices?.to ?? SWS_CS_DEFAULT)
+            // swscale's coefficient table is indexed by AVColorSpace (unknown values mean BT.601).
+            let sourceSpace = matrices?.from ?? (outputColorSpace == nil ? SWS_CS_DEFAULT : Int32(src.pointee.colorspace.rawValue))
+            let from = sws_getCoefficients(sourceSpace)
+            let to = sws_getCoefficients(matrices?.to ?? outputColorSpace ?? sourceSpace)
             sws_setColorspaceDetails(context, from, Self.isFullRange(frame) ? 1 : 0, to, fullRange ? 1 : 0,
                                      0, 1 << 16, 1 << 16)
             sourceKey = key

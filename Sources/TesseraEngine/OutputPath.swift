@@ -12,20 +12,26 @@ public enum OutputPath {
         if URL(fileURLWithPath: input).standardizedFileURL.path == url.standardizedFileURL.path {
             throw .output(output, "is the input file")
         }
+        try checkWritable(output)
+    }
+
+    /// Refuses a path whose directory is missing or read-only, or that is a directory itself.
+    public static func checkWritable(_ path: String) throws(TesseraError) {
         var isDirectory: ObjCBool = false
-        let parent = url.deletingLastPathComponent().path
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw .output(output, "directory \(parent) does not exist")
+            throw .output(path, "directory \(parent) does not exist")
         }
-        guard FileManager.default.isWritableFile(atPath: parent) else { throw .output(output, "directory \(parent) is not writable") }
-        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw .output(output, "is a directory")
+        guard FileManager.default.isWritableFile(atPath: parent) else { throw .output(path, "directory \(parent) is not writable") }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .output(path, "is a directory")
         }
     }
 
-    public static func temporary(for output: String) -> String {
+    /// A hidden name beside `output`, ending in `pathExtension`.
+    public static func temporary(for output: String, pathExtension: String = "mp4") -> String {
         let url = URL(fileURLWithPath: output)
-        let name = ".\(url.deletingPathExtension().lastPathComponent).tessera-tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).mp4"
+        let name = ".\(url.deletingPathExtension().lastPathComponent).tessera-tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).\(pathExtension)"
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 

@@ -336,6 +336,11 @@ public final class JobStore {
             """, [jobID, String(id)]).all.map(JobEvent.init)
     }
 
+    /// The newest event's id (0 when there is none): where following every job's new events starts.
+    public func latestEventID() throws(StoreError) -> Int64 {
+        try run("reading events", "SELECT coalesce(max(id), 0) AS id FROM job_events").first?.int64("id") ?? 0
+    }
+
     /// Subscribes this connection to job changes (LISTEN).
     public func listen() throws(StoreError) {
         do { try db.listen(Self.channel) } catch { throw StoreError(error, "listening for job changes") }

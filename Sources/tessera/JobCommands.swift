@@ -14,27 +14,39 @@ struct Submit: ParsableCommand {
     @OptionGroup var encode: EncodeOptions
     @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).") var segmentSeconds: Double?
     @Flag(help: "Follow the job and exit with its result.") var wait = false
+    @OptionGroup var hooks: HookOptions
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        if hooks.isSet && !wait { throw ValidationError("--on-complete and --on-error need --wait") }
+    }
+
     func run() throws {
+        let report = JobReport(input: input, output: output)
+        try hooks.reporting(report) { try submit(report) }
+    }
+
+    func submit(_ report: JobReport) throws {
         let spec: JobSpec
-        do { spec = try encode.spec(segmentSeconds: segmentSeconds) } catch { throw Tessera.fail(error) }
+        do { spec = try encode.spec(segmentSeconds: segmentSeconds) } catch { throw report.fail(error) }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: inputPath) else { throw Tessera.fail(StoreError("\(input): no such file")) }
+        guard FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(StoreError("\(input): no such file")) }
         guard ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
-            throw Tessera.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
+            throw report.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
         }
         var final: JobRecord?
         do throws(StoreError) {
             let store = try database.open()
             defer { store.close() }
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec)
+            report.jobID = id
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
             if wait { final = try Follower(store: store, id: id).follow() }
         } catch {
-            throw Tessera.fail(error)
+            throw report.fail(error)
         }
+        if let final { report.record(final) }
         if let final, final.state != .done { throw ExitCode(1) }
     }
 }

@@ -20,6 +20,8 @@ struct Transcode: ParsableCommand {
     @OptionGroup var encode: EncodeOptions
     @OptionGroup var planning: PlanningOptions
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var extras: OutputExtrasOptions
+    @OptionGroup var hooks: HookOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
     /// Benchmark only (bench/run): the workers skip the encode and return this many filler bytes per
@@ -27,6 +29,11 @@ struct Transcode: ParsableCommand {
     @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
 
     func run() throws {
+        let report = JobReport(input: input, output: output)
+        try hooks.reporting(report) { try transcode(report) }
+    }
+
+    func transcode(_ report: JobReport) throws {
         var logger = Logger(label: "tessera")
         logger.logLevel = verbose ? .info : .error
         EngineInfo.configureLogging(verbose: verbose)
@@ -47,6 +54,7 @@ struct Transcode: ParsableCommand {
             spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
             // Default: one worker process per core's worth of libx264 threads.
             workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
+            try extras.check(input: input, output: output)
             if let input {
                 source = input
             } else {
@@ -63,7 +71,7 @@ struct Transcode: ParsableCommand {
                 try JobPlanner.plan(try MediaProbe.probe(source), options: JobOptions(spec: spec, workers: workers))
             }
         } catch {
-            throw Tessera.fail(error)
+            throw report.fail(error)
         }
 
         var run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
@@ -75,14 +83,16 @@ struct Transcode: ParsableCommand {
                                         database: database, interrupted: interrupted, progress: progress)
         } catch {
             progress.finish()
-            throw Tessera.fail(error as? StoreError ?? StoreError("\(error)"))
+            throw report.fail(error as? StoreError ?? StoreError("\(error)"))
         }
         progress.finish()
+        report.record(outcome.job)
         var timings = outcome.timings
         timings.cliProbeAndPlan = probeAndPlan
         timings.shutdown = Stopwatch.now - outcome.finishedAt
         switch outcome.job.state {
         case .done:
+            do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
             let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started), timings: timings)
             if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
                 FileHandle.standardError.write(Data((summary.text + "\n").utf8))
@@ -91,7 +101,7 @@ struct Transcode: ParsableCommand {
             FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
             throw ExitCode(130)
         default:
-            throw Tessera.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
+            throw report.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
         }
     }
 

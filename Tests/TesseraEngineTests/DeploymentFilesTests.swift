@@ -13,7 +13,7 @@ import Testing
         for file in files {
             let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
             for line in text.split(separator: "\n") {
-                guard let sub = ["coordinator", "worker", "submit"].first(where: {
+                guard let sub = ["coordinator", "worker", "submit", "transcode", "events"].first(where: {
                     line.contains("tessera \($0) ") || line.contains("[\"\($0)\"") || line.contains("\"\($0)\",")
                 }) else { continue }
                 let flags = line.split(whereSeparator: { !($0.isLetter || $0 == "-") }).filter { $0.hasPrefix("--") && $0.count > 2 }

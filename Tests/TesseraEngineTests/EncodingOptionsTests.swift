@@ -78,10 +78,13 @@ import Testing
         #expect(Self.int(video, "nb_read_frames") == 100)
         #expect(try Self.psnr(upright, rotated) >= 35, "matches ffmpeg's autorotated picture")
 
-        let kept = try transcoded(rotated, ["--rotate", "none"])
-        defer { try? FileManager.default.removeItem(atPath: kept) }
+        let poster = Fixtures.output("kept.png")
+        let kept = try transcoded(rotated, ["--rotate", "none", "--thumbnail", poster])
+        defer { for f in [kept, poster] { try? FileManager.default.removeItem(atPath: f) } }
         let keptVideo = try Self.stream(kept, "video")
         #expect(Self.int(keptVideo, "width") == 320 && Self.hasRotation(keptVideo), "--rotate none keeps pixels and metadata")
+        let image = try Self.stream(poster, "video")
+        #expect(Self.int(image, "width") == 240 && Self.int(image, "height") == 320, "the thumbnail is upright all the same")
     }
 
     @Test(arguments: [
