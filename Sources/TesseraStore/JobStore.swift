@@ -257,20 +257,28 @@ public final class JobStore {
         guard !slots.isEmpty else { return [] }
         // The ranking cannot sit beside FOR UPDATE (no window functions there), so `ranked` orders the
         // candidates unlocked and `picked` locks them in that order, skipping rows others hold; the
-        // lock re-checks `state = 'pending'` on rows changed meanwhile.
+        // lock re-checks `state = 'pending'` on rows changed meanwhile. Each part is computed once
+        // (MATERIALIZED), and only the first 2 × slots of each job are candidates (no job gives more
+        // than all the slots; the margin is for rows a concurrent lessor holds, and a lessor that still
+        // comes up short gets the rest on its next round): a fresh job's rows have no statistics yet,
+        // and the planner's nested loops over every pending segment cost ~10-100 ms a statement.
         let rows = try run("leasing segments", """
-            WITH leased AS (
-                SELECT job_id, count(*) AS n FROM segments WHERE state = 'leased' GROUP BY job_id
-            ), ranked AS (
-                SELECT s1.job_id, s1.index, j.created_at, s1.frame_count,
-                    coalesce(l.n, 0) + row_number() OVER (PARTITION BY s1.job_id ORDER BY s1.frame_count DESC, s1.index) AS place
-                FROM segments s1 JOIN jobs j ON j.id = s1.job_id LEFT JOIN leased l ON l.job_id = s1.job_id
-                WHERE s1.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s1.job_id = ANY($4::uuid[]))
-                  AND s1.attempts < $5
+            WITH leased AS MATERIALIZED (
+                SELECT job_id, count(*) AS n FROM segments
+                WHERE state = 'leased' AND ($4::uuid[] IS NULL OR job_id = ANY($4::uuid[])) GROUP BY job_id
+            ), ranked AS MATERIALIZED (
+                SELECT job_id, index, created_at, frame_count, n + rank AS place FROM (
+                    SELECT s1.job_id, s1.index, j.created_at, s1.frame_count, coalesce(l.n, 0) AS n,
+                        row_number() OVER (PARTITION BY s1.job_id ORDER BY s1.frame_count DESC, s1.index) AS rank
+                    FROM segments s1 JOIN jobs j ON j.id = s1.job_id LEFT JOIN leased l ON l.job_id = s1.job_id
+                    WHERE s1.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s1.job_id = ANY($4::uuid[]))
+                      AND s1.attempts < $5
+                ) candidates
+                WHERE rank <= 2 * $3::int
             ), picked AS (
                 SELECT s2.job_id, s2.index, r.place, r.created_at, r.frame_count
                 FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
-                WHERE s2.state = 'pending' AND s2.attempts < $5
+                WHERE s2.state = 'pending' AND s2.attempts < $5 AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
                 ORDER BY r.place, r.created_at, r.frame_count DESC, r.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
             ), numbered AS (
