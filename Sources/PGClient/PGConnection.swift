@@ -16,7 +16,12 @@ public final class PGConnection {
     public let conninfo: String
     public var reconnectTimeout: TimeInterval
     private var channels: Set<String> = []
+    /// Session settings (`set(_:to:)`), applied again after a reconnect.
+    private var settings: [(name: String, value: String)] = []
     private var closed = false
+    /// Sessions opened so far: more than one means the connection was lost and made again (with
+    /// `synchronous_commit = off`, the last commits may have been lost with the server).
+    public private(set) var sessionsOpened = 1
 
     public init(conninfo: String, reconnectTimeout: TimeInterval = 30) throws(PGError) {
         self.conninfo = conninfo
@@ -71,6 +76,10 @@ public final class PGConnection {
         while !closed {
             do {
                 conn = try Self.connect(conninfo)
+                sessionsOpened += 1
+                for setting in settings {
+                    _ = try execute("SELECT set_config($1, $2, false)", [setting.name, setting.value], retry: false)
+                }
                 for channel in channels { _ = try execute("LISTEN \(Self.quoteIdentifier(channel))", [], retry: false) }
                 return
             } catch {
@@ -156,6 +165,13 @@ public final class PGConnection {
     }
 
     /// Starts listening on `channel` (kept across reconnects).
+    /// Sets a run-time parameter for this session (and for the sessions after a reconnect).
+    public func set(_ name: String, to value: String) throws(PGError) {
+        settings.removeAll { $0.name == name }
+        settings.append((name, value))
+        try query("SELECT set_config($1, $2, false)", [name, value])
+    }
+
     public func listen(_ channel: String) throws(PGError) {
         channels.insert(channel)
         try query("LISTEN \(Self.quoteIdentifier(channel))")

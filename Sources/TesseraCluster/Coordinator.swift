@@ -77,6 +77,19 @@ public final class Coordinator: @unchecked Sendable {
     let phaseTimings = Locked(PhaseTimings())
     /// When the first task went out (run() thread only).
     var firstTaskSent: Double?
+    /// Each job's recorded SPS/PPS (hex), once known: the store never changes it after the first.
+    var referenceHeaders: [String: String] = [:]
+    /// Results checked and spooled (in temporary files), to record in one statement (`flushResults`).
+    var spooled: [SpooledResult] = []
+
+    struct SpooledResult {
+        var completion: JobStore.Completion
+        var temporary: URL
+        var final: URL
+    }
+
+    /// Results recorded in one statement at most; a longer run of messages flushes on the way.
+    static let resultBatch = 64
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -97,6 +110,19 @@ public final class Coordinator: @unchecked Sendable {
     public func run(stop: CancellationFlag) throws {
         let store = try JobStore(url: options.databaseURL, migrate: true)
         defer { store.close() }
+        // This session's commits do not wait for the WAL flush: most of a segment's cost in the store
+        // on one machine. It loses no work. A commit can only be lost when the PostgreSQL server
+        // crashes (a coordinator crash does not lose it: the server flushes it within a fraction of a
+        // second), and then the server comes back as it was at some earlier moment: the WAL is
+        // written in order, so every later commit, ours or anyone's, is lost with it, and nothing is
+        // ever half applied. The writes of this loop are each redone when lost: a lost lease leaves
+        // the segment pending, so it is leased again (the task already sent becomes a late result,
+        // refused because the lease is not that worker's); a lost completion leaves the segment
+        // leased, so it is encoded again when the lease returns (see the reconnect check in the loop);
+        // a lost hand-back, renewal or reap happens again; a lost claim or state change leaves the job
+        // a step back, where this or another coordinator takes it up again. The planning, stitching
+        // and control sessions keep durable commits.
+        try store.commitWithoutWaitingForFlush()
         try store.listen()
         let context = try ZMQContext()
         defer { context.close() }
@@ -115,12 +141,19 @@ public final class Coordinator: @unchecked Sendable {
         for id in try store.jobIDs(in: .stitching, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .encoding) }
 
         var nextBeat = Date(), nextSweep = Date(), lastSweep = Date.distantPast, notified = false
+        var sessions = store.sessions
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
             var timeout = 0.02
             while let frames = try socket.receive(timeout: timeout) {
                 timeout = 0
                 try step("message", \.results, store) { try handle(frames, socket, store) }
+            }
+            // The results that arrived together, recorded in one statement.
+            try step("results", \.results, store) { try flushResults(store) }
+            if store.sessions != sessions {
+                sessions = store.sessions
+                try step("reconnect", \.bookkeeping, store) { try reconcileLeases(store) }
             }
             for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) {
                 dirty = true
@@ -202,6 +235,11 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         switch message {
+        case .result, .heartbeat: break
+        // Anything else may hand a lease back: the results before it are recorded first.
+        default: try flushResults(store)
+        }
+        switch message {
         case .ready(let ready):
             guard ready.workerID == worker else {
                 logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
@@ -255,11 +293,20 @@ public final class Coordinator: @unchecked Sendable {
             encoded = try EncodedSegment(serialized: payload)
             guard encoded.header.jobID == ref.jobID, encoded.header.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
         } catch {
+            try flushResults(store)
             try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
             return
         }
         let hex = encoded.header.extradata.hexString
-        guard try store.referenceExtradata(ref.jobID, proposing: hex) == hex else {
+        let reference: String
+        if let known = referenceHeaders[ref.jobID] {
+            reference = known
+        } else {
+            reference = try store.referenceExtradata(ref.jobID, proposing: hex)
+            referenceHeaders[ref.jobID] = reference
+        }
+        guard reference == hex else {
+            try flushResults(store)
             peers[worker]?.incompatible = true
             try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
             logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
@@ -272,18 +319,53 @@ public final class Coordinator: @unchecked Sendable {
         try Data(payload).write(to: temporary)
         let result = SegmentResult(path: final.path, checksum: checksum, sizeBytes: Int64(payload.count),
                                    encodeSeconds: encoded.header.encodeSeconds)
-        if try store.complete(ref.jobID, ref.index, worker: worker, result: result) {
-            _ = rename(temporary.path, final.path)
-            let now = Stopwatch.now
-            phaseTimings.withValue {
-                $0.encodingWall = now - (firstTaskSent ?? now)
-                $0.workerEncode += encoded.header.encodeSeconds
-                $0.resultBytes += Int64(payload.count)
+        // Spooled first, recorded after: a segment the store calls done always has its result on disk.
+        spooled.append(SpooledResult(completion: .init(jobID: ref.jobID, index: ref.index, worker: worker, result: result),
+                                     temporary: temporary, final: final))
+        if spooled.count >= Self.resultBatch { try flushResults(store) }
+    }
+
+    /// Records the spooled results in one statement; moves each that counted to its final name and
+    /// deletes the late duplicates.
+    func flushResults(_ store: JobStore) throws {
+        guard !spooled.isEmpty else { return }
+        let batch = spooled
+        spooled = []
+        let counted: Set<Int>
+        do {
+            counted = try store.complete(batch.map(\.completion))
+        } catch {
+            // Not recorded: the segments stay leased and return when their leases do.
+            for item in batch { try? FileManager.default.removeItem(at: item.temporary) }
+            throw error
+        }
+        for (position, item) in batch.enumerated() {
+            let c = item.completion
+            if counted.contains(position) {
+                _ = rename(item.temporary.path, item.final.path)
+                let now = Stopwatch.now
+                phaseTimings.withValue {
+                    $0.encodingWall = now - (firstTaskSent ?? now)
+                    $0.workerEncode += c.result.encodeSeconds
+                    $0.resultBytes += c.result.sizeBytes
+                }
+            } else {
+                // No longer this worker's lease: a late duplicate.
+                try? FileManager.default.removeItem(at: item.temporary)
+                logger.info("ignored a late result", metadata: ["worker.id": "\(c.worker)", "job.id": "\(c.jobID)", "segment.index": "\(c.index)"])
             }
-        } else {
-            // No longer this worker's lease: a late duplicate.
-            try? FileManager.default.removeItem(at: temporary)
-            logger.info("ignored a late result", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)", "segment.index": "\(ref.index)"])
+        }
+    }
+
+    /// After the connection to the store was made again (the server may have restarted and forgotten
+    /// our last commits, see `run`): leases in a connected worker's name that it is not working on go
+    /// back now, as when a worker joins, instead of waiting out the lease.
+    func reconcileLeases(_ store: JobStore) throws {
+        for (id, peer) in peers {
+            for lease in try store.leases(worker: id)
+            where peer.inFlight[ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)] == nil {
+                try store.release(lease.jobID, lease.index, worker: id, error: nil)
+            }
         }
     }
 
@@ -353,6 +435,7 @@ public final class Coordinator: @unchecked Sendable {
         case .released(let id):
             busy.remove(id)
             contexts[id] = nil
+            referenceHeaders[id] = nil
         }
     }
 
@@ -369,6 +452,7 @@ public final class Coordinator: @unchecked Sendable {
     func drop(_ job: String, _ socket: ZMQSocket) {
         cancelInFlight(job, socket)
         contexts[job] = nil
+        referenceHeaders[job] = nil
         try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
     }
 
@@ -376,11 +460,22 @@ public final class Coordinator: @unchecked Sendable {
     func dispatch(_ socket: ZMQSocket, _ store: JobStore) throws {
         guard !contexts.isEmpty else { return }
         let jobs = Array(contexts.keys)
-        for (id, peer) in peers where !peer.incompatible {
-            let free = peer.slots - peer.inFlight.count
-            guard free > 0 else { continue }
-            for lease in try store.lease(worker: id, seconds: options.leaseSeconds, limit: free, jobs: jobs,
-                                         attemptLimit: options.attemptLimit) {
+        // One statement for every free slot; the slots interleave the workers, so that a short queue
+        // is shared among them.
+        var free = peers.filter { !$0.value.incompatible }.map { (id: $0.key, free: $0.value.slots - $0.value.inFlight.count) }
+            .filter { $0.free > 0 }.sorted { $0.id < $1.id }
+        var slots: [String] = []
+        while !free.isEmpty {
+            for n in free.indices { slots.append(free[n].id); free[n].free -= 1 }
+            free.removeAll { $0.free == 0 }
+        }
+        var failure: (any Error)?
+        for (id, lease) in try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit) {
+            guard let peer = peers[id] else {
+                try store.release(lease.jobID, lease.index, worker: id, error: nil)
+                continue
+            }
+            do {
                 guard let context = contexts[lease.jobID], let segment = context.segments[lease.index] else {
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     continue
@@ -408,8 +503,13 @@ public final class Coordinator: @unchecked Sendable {
                     $0.segmentsDispatched += 1
                     $0.payloadBytes += Int64(payload.count)
                 }
+            } catch {
+                // The rest of the leases still go out; this one goes back (it was not sent).
+                _ = try? store.release(lease.jobID, lease.index, worker: id, error: nil)
+                failure = failure ?? error
             }
         }
+        if let failure { throw failure }
     }
 
     /// Runs `work` on its own thread with its own store connection; failures fail the job.

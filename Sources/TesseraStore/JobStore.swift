@@ -28,6 +28,9 @@ public final class JobStore {
 
     public func close() { db.close() }
 
+    /// Database sessions this store has opened: it changes when the connection was lost and made again.
+    public var sessions: Int { db.sessionsOpened }
+
     func run(_ doing: String, _ sql: String, _ params: [String?] = []) throws(StoreError) -> PGRows {
         do { return try Stopwatch.time(&queryTime) { () throws(PGError) in try db.query(sql, params) } } catch {
             throw StoreError(error, doing)
@@ -50,6 +53,14 @@ public final class JobStore {
     }
 
     public func migrate() throws(StoreError) -> [Int] { try Migrator.migrate(db) }
+
+    /// Commits on this connection stop waiting for the WAL flush (`synchronous_commit = off`). Safe only
+    /// for a session whose every write the cluster can lose and redo: a server crash may forget its
+    /// last fraction of a second of commits, never tearing one (the state is as if they never ran).
+    /// For the coordinator's loop: see `Coordinator.run`.
+    public func commitWithoutWaitingForFlush() throws(StoreError) {
+        do { try db.set("synchronous_commit", to: "off") } catch { throw StoreError(error, "relaxing commit durability") }
+    }
 
     // MARK: Jobs
 
@@ -229,36 +240,107 @@ public final class JobStore {
     }
 
     /// Leases up to `limit` pending segments of encoding jobs to `worker` for `seconds`. Concurrent
-    /// lessors never get the same segment (FOR UPDATE SKIP LOCKED). Longest segments first within a job,
-    /// oldest job first.
+    /// lessors never get the same segment (FOR UPDATE SKIP LOCKED). See `lease(slots:)` for the order.
     public func lease(worker: String, seconds: Double, limit: Int = 1, jobs: [String]? = nil,
                       attemptLimit: Int = Int(Int32.max)) throws(StoreError) -> [Lease] {
+        try lease(slots: Array(repeating: worker, count: max(limit, 0)), seconds: seconds, jobs: jobs,
+                  attemptLimit: attemptLimit).map(\.lease)
+    }
+
+    /// Leases one pending segment of an encoding job for each entry of `slots` (a worker id, once per
+    /// free slot; interleave workers so that a short queue is shared) in one statement, for `seconds`.
+    /// Concurrent lessors never get the same segment (FOR UPDATE SKIP LOCKED). Fair between jobs: a
+    /// segment's place is the leases its job holds now plus its rank within the job, so the picks fill
+    /// the jobs with the fewest leases evenly; ties go to the oldest job, then longest segments first.
+    public func lease(slots: [String], seconds: Double, jobs: [String]? = nil,
+                      attemptLimit: Int = Int(Int32.max)) throws(StoreError) -> [(worker: String, lease: Lease)] {
+        guard !slots.isEmpty else { return [] }
+        // The ranking cannot sit beside FOR UPDATE (no window functions there), so `ranked` orders the
+        // candidates unlocked and `picked` locks them in that order, skipping rows others hold; the
+        // lock re-checks `state = 'pending'` on rows changed meanwhile. Each part is computed once
+        // (MATERIALIZED), and only the first 2 × slots of each job are candidates (no job gives more
+        // than all the slots; the margin is for rows a concurrent lessor holds, and a lessor that still
+        // comes up short gets the rest on its next round): a fresh job's rows have no statistics yet,
+        // and the planner's nested loops over every pending segment cost ~10-100 ms a statement.
         let rows = try run("leasing segments", """
-            UPDATE segments s SET state = 'leased', worker_id = $1,
-                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
-            FROM (
-                SELECT s2.job_id, s2.index FROM segments s2 JOIN jobs j ON j.id = s2.job_id
-                WHERE s2.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
-                  AND s2.attempts < $5
-                ORDER BY (SELECT count(*) FROM segments x WHERE x.job_id = s2.job_id AND x.state = 'leased'),
-                         j.created_at, s2.frame_count DESC, s2.index
+            WITH leased AS MATERIALIZED (
+                SELECT job_id, count(*) AS n FROM segments
+                WHERE state = 'leased' AND ($4::uuid[] IS NULL OR job_id = ANY($4::uuid[])) GROUP BY job_id
+            ), ranked AS MATERIALIZED (
+                SELECT job_id, index, created_at, frame_count, n + rank AS place FROM (
+                    SELECT s1.job_id, s1.index, j.created_at, s1.frame_count, coalesce(l.n, 0) AS n,
+                        row_number() OVER (PARTITION BY s1.job_id ORDER BY s1.frame_count DESC, s1.index) AS rank
+                    FROM segments s1 JOIN jobs j ON j.id = s1.job_id LEFT JOIN leased l ON l.job_id = s1.job_id
+                    WHERE s1.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s1.job_id = ANY($4::uuid[]))
+                      AND s1.attempts < $5
+                ) candidates
+                WHERE rank <= 2 * $3::int
+            ), picked AS (
+                SELECT s2.job_id, s2.index, r.place, r.created_at, r.frame_count
+                FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
+                WHERE s2.state = 'pending' AND s2.attempts < $5 AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
+                ORDER BY r.place, r.created_at, r.frame_count DESC, r.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
-            ) picked
-            WHERE s.job_id = picked.job_id AND s.index = picked.index
-            RETURNING s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
-            """, [worker, String(seconds), String(limit), jobs.map { "{" + $0.joined(separator: ",") + "}" }, String(attemptLimit)])
-        return rows.all.map(Lease.init)
+            ), numbered AS (
+                SELECT job_id, index, row_number() OVER (ORDER BY place, created_at, frame_count DESC, index) AS slot FROM picked
+            )
+            UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],
+                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
+            FROM numbered
+            WHERE s.job_id = numbered.job_id AND s.index = numbered.index
+            RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
+            """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit)])
+        return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
 
     /// Records a finished segment. False (and nothing changes) when the worker no longer holds the lease:
     /// a late duplicate.
     public func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
-        try run("recording the segment", """
-            UPDATE segments SET state = 'done', lease_expires_at = NULL, result_path = $4, checksum = $5, size_bytes = $6,
-                encode_seconds = $7
-            WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
-            """, [jobID, String(index), worker, result.path, result.checksum, String(result.sizeBytes),
-                  String(result.encodeSeconds)]).affected == 1
+        try complete([Completion(jobID: jobID, index: index, worker: worker, result: result)]).contains(0)
+    }
+
+    /// A finished segment to record with `complete(_:)`.
+    public struct Completion: Sendable {
+        public var jobID: String
+        public var index: Int
+        public var worker: String
+        public var result: SegmentResult
+
+        public init(jobID: String, index: Int, worker: String, result: SegmentResult) {
+            self.jobID = jobID
+            self.index = index
+            self.worker = worker
+            self.result = result
+        }
+    }
+
+    /// Records finished segments in one statement; returns the positions in `completions` that counted.
+    /// One whose worker no longer holds the lease (a late duplicate) changes nothing. The same segment
+    /// from the same worker twice counts once, at its first position.
+    public func complete(_ completions: [Completion]) throws(StoreError) -> Set<Int> {
+        guard !completions.isEmpty else { return [] }
+        let c = completions
+        let rows = try run("recording the segments", """
+            UPDATE segments s SET state = 'done', lease_expires_at = NULL, result_path = r.path, checksum = r.checksum,
+                size_bytes = r.size_bytes, encode_seconds = r.encode_seconds
+            FROM (
+                SELECT DISTINCT ON (job_id, index, worker) *
+                FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::double precision[])
+                    WITH ORDINALITY AS u(job_id, index, worker, path, checksum, size_bytes, encode_seconds, position)
+                ORDER BY job_id, index, worker, position
+            ) r
+            WHERE s.job_id = r.job_id AND s.index = r.index AND s.state = 'leased' AND s.worker_id = r.worker
+            RETURNING r.position
+            """, [Self.array(c.map(\.jobID)), Self.array(c.map { String($0.index) }), Self.array(c.map(\.worker)),
+                  Self.array(c.map(\.result.path)), Self.array(c.map(\.result.checksum)),
+                  Self.array(c.map { String($0.result.sizeBytes) }), Self.array(c.map { String($0.result.encodeSeconds) })])
+        return Set(rows.all.compactMap { $0.int("position").map { $0 - 1 } })
+    }
+
+    /// A PostgreSQL array literal of `items`, each quoted (any text is safe in it).
+    static func array(_ items: [String]) -> String {
+        "{" + items.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
     }
 
     /// A worker hands a segment back: with an error it counts as a failed attempt, without (shutting

@@ -163,6 +163,39 @@ import TesseraCore
         #expect(record.framesTotal == 30)
     }
 
+    @Test func oneStatementLeasesForEverySlotFairlyAndCompletesABatch() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        let older = try store.plannedJob(segments: 4)
+        let newer = try store.plannedJob(segments: 4)
+        for w in ["a", "b", "odd\"one,\\"] { try store.heartbeat(worker: w, host: "test") }
+        // The older job holds one lease already: the next picks fill both jobs evenly.
+        _ = try #require(try store.lease(worker: "a", seconds: 60, jobs: [older]).first)
+        let leased = try store.lease(slots: ["a", "b", "odd\"one,\\", "a", "b"], seconds: 60, jobs: [older, newer])
+        #expect(leased.count == 5)
+        #expect(leased.filter { $0.lease.jobID == older }.count == 2, "2 + 1 held against 3")
+        #expect(leased.filter { $0.lease.jobID == newer }.count == 3)
+        #expect(Dictionary(grouping: leased, by: \.worker).mapValues(\.count) == ["a": 2, "b": 2, "odd\"one,\\": 1])
+        #expect(Set(leased.map { "\($0.lease.jobID)/\($0.lease.index)" }).count == 5, "no segment twice")
+        for (worker, lease) in leased {
+            #expect(try store.leases(worker: worker).contains(lease))
+        }
+
+        let result = SegmentResult(path: "/spool/a \"b\", {c}", checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
+        let (w0, l0) = leased[0], (w1, l1) = leased[1]
+        let batch = [JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, result: result),
+                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1 == "a" ? "b" : "a", result: result),
+                     JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, result: result),
+                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1, result: result)]
+        #expect(try store.complete(batch) == [0, 3], "not the other worker's lease; the same result twice counts once")
+        #expect(try store.complete(batch).isEmpty, "late duplicates change nothing")
+        let done = try store.segments(l0.jobID).first { $0.index == l0.index }
+        #expect(done?.state == .done)
+        #expect(done?.resultPath == result.path)
+        #expect(try store.job(older).segmentsDone + store.job(newer).segmentsDone == 2)
+        #expect(try store.lease(slots: [], seconds: 60).isEmpty)
+    }
+
     @Test func aDeadWorkersLeasesReturnAtOnce() throws {
         let (store, _) = try TestDatabase.store()
         defer { store.close() }
