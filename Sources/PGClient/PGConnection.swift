@@ -164,7 +164,6 @@ public final class PGConnection {
         }
     }
 
-    /// Starts listening on `channel` (kept across reconnects).
     /// Sets a run-time parameter for this session (and for the sessions after a reconnect).
     public func set(_ name: String, to value: String) throws(PGError) {
         settings.removeAll { $0.name == name }
@@ -172,6 +171,7 @@ public final class PGConnection {
         try query("SELECT set_config($1, $2, false)", [name, value])
     }
 
+    /// Starts listening on `channel` (kept across reconnects).
     public func listen(_ channel: String) throws(PGError) {
         channels.insert(channel)
         try query("LISTEN \(Self.quoteIdentifier(channel))")

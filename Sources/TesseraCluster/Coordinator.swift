@@ -252,13 +252,7 @@ public final class Coordinator: @unchecked Sendable {
             }
             try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
             // Leases in its name that it is not working on (results lost while we were apart) go back.
-            let working = Set(ready.inFlight)
-            for lease in try store.leases(worker: worker) {
-                let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
-                if working.contains(ref) { peer.inFlight[ref] = lease.attempts + 1 } else {
-                    try store.release(lease.jobID, lease.index, worker: worker, error: nil)
-                }
-            }
+            peer.inFlight = try returnLeases(of: worker, notIn: Set(ready.inFlight), store)
             peers[worker] = peer
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
         case .heartbeat:
@@ -361,12 +355,21 @@ public final class Coordinator: @unchecked Sendable {
     /// our last commits, see `run`): leases in a connected worker's name that it is not working on go
     /// back now, as when a worker joins, instead of waiting out the lease.
     func reconcileLeases(_ store: JobStore) throws {
-        for (id, peer) in peers {
-            for lease in try store.leases(worker: id)
-            where peer.inFlight[ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)] == nil {
-                try store.release(lease.jobID, lease.index, worker: id, error: nil)
+        for (id, peer) in peers { _ = try returnLeases(of: id, notIn: Set(peer.inFlight.keys), store) }
+    }
+
+    /// Hands back, without charging an attempt, the leases in `worker`'s name that it is not working on;
+    /// returns the others with the attempt each is on.
+    func returnLeases(of worker: String, notIn working: Set<ClusterMessage.SegmentRef>,
+                      _ store: JobStore) throws -> [ClusterMessage.SegmentRef: Int] {
+        var kept: [ClusterMessage.SegmentRef: Int] = [:]
+        for lease in try store.leases(worker: worker) {
+            let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
+            if working.contains(ref) { kept[ref] = lease.attempts + 1 } else {
+                try store.release(lease.jobID, lease.index, worker: worker, error: nil)
             }
         }
+        return kept
     }
 
     // MARK: Liveness

@@ -130,7 +130,10 @@ public enum SegmentEncoder {
             guard kept == segment.frameCount else {
                 throw TesseraError(.segment, where_, "decoded \(kept) frames in its range, the plan has \(segment.frameCount) (source damaged?)")
             }
-            guard sent == ticks.count || !resamples, out.count == sent else {
+            if resamples, sent != ticks.count {
+                throw TesseraError(.segment, where_, "sent \(sent) frames for the \(ticks.count) ticks of its span")
+            }
+            guard out.count == sent else {
                 throw TesseraError(.segment, where_, "encoder returned \(out.count) packets for \(sent) frames")
             }
             assignDurations(&out, endPTS: ticks.upperBound)

@@ -18,9 +18,8 @@ struct PlanningOptions: ParsableArguments {
         if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
     }
 
-    func jobOptions(_ settings: EncoderSettings, audio: AudioSettings = AudioSettings()) -> JobOptions {
-        JobOptions(settings: settings, audio: audio, segmentSeconds: segmentSeconds ?? 8, workers: resolvedWorkers)
-    }
+    /// Default encoder settings with these planning options (what `probe` shows).
+    var jobOptions: JobOptions { JobOptions(segmentSeconds: segmentSeconds ?? 8, workers: resolvedWorkers) }
 }
 
 /// Encoder options, named as ffmpeg users know them. Each one given overrides the same option of a

@@ -16,7 +16,7 @@ struct Probe: ParsableCommand {
         EngineInfo.configureLogging(verbose: false)
         do throws(TesseraError) {
             let probe = try MediaProbe.probe(input)
-            let plan = try JobPlanner.plan(probe, options: planning.jobOptions(EncoderSettings()))
+            let plan = try JobPlanner.plan(probe, options: planning.jobOptions)
             var report = ProbeReport(plan)
             if packets { report.packets = probe.packets.map(ProbeReport.Packet.init) }
             print(json ? CanonicalJSON.encode(report, pretty: true) : report.text)
