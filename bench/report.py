@@ -171,6 +171,11 @@ def main():
     lengths = a.memory_lengths.split()
     longest = tessera_runs(raw, f"memory-{lengths[-1]}s")
     bandwidth = [(j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / 1e6 / j["timings"]["encodingWall"] for _, j in longest]
+    # The coordinator loop's own cost per segment: processor time of its phases, and every wait on
+    # the store (the planning and stitching threads' and the CLI's included, so an upper bound).
+    loop = ["payloadPacking", "dispatch", "results", "bookkeeping"]
+    cpu_ms = statistics.median(1000 * sum(j["timings"][p] for p in loop) / j["timings"]["segmentsDispatched"] for _, j in ceiling)
+    db_ms = statistics.median(1000 * j["timings"]["database"] / j["timings"]["segmentsDispatched"] for _, j in ceiling)
     seg_rate, mbps = statistics.median(rates), statistics.median(bandwidth)
     by_segments = seg_rate * seg_encode
     by_bytes = mbps * 1e6 / seg_bytes * seg_encode
@@ -185,6 +190,12 @@ def main():
         "megabytesPerSegment1080p": round(seg_bytes / 1e6, 3),
         "workersKeptBusy": figure(int(workers), ">= 200", workers >= 200, "1080p workers (Amdahl: min of the two limits)"),
         "workersBySegmentRate": int(by_segments),
+        "loopCPUMsPerSegment": round(cpu_ms, 3),
+        "databaseWaitMsPerSegment": round(db_ms, 3),
+        "segmentsPerSecondWithACore": round(1000 / (cpu_ms + db_ms), 1),
+        "ceilingNote": "segmentsPerSecond is measured with the coordinator sharing the machine's cores with the "
+                       "benchmark workers and PostgreSQL; segmentsPerSecondWithACore is derived: 1 / (loop CPU + store "
+                       "waits) per segment, what the loop could sustain on a core of its own",
         "workersByBandwidth": int(by_bytes),
     }
 
@@ -226,6 +237,8 @@ def print_table(r):
     row(f"overhead {o['input']}: idle tail (imbalance)", f"{100 * o['idleTailShare']:.2f}%")
     c = r["ceiling"]
     row("coordinator segments/s", c["segmentsPerSecond"]["value"], ">= 1000", c["segmentsPerSecond"]["met"])
+    row("coordinator loop CPU ms / store wait ms per segment", f"{c['loopCPUMsPerSegment']} / {c['databaseWaitMsPerSegment']}")
+    row("coordinator segments/s with a core of its own (derived)", c["segmentsPerSecondWithACore"])
     row("coordinator MB/s (payloads + results)", c["megabytesPerSecond"])
     row("1080p encode s per segment / MB per segment", f"{c['encodeSecondsPerSegment1080p']} / {c['megabytesPerSegment1080p']}")
     row("1080p workers one coordinator keeps busy", c["workersKeptBusy"]["value"], ">= 200", c["workersKeptBusy"]["met"])

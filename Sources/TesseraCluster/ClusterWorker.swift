@@ -168,8 +168,8 @@ public final class ClusterWorker: @unchecked Sendable {
                 task.header.settings.threads = threads
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
-                let bytes = encoded.serialized()
-                message = .result(.init(segment: ref, attempt: header.attempt, checksum: FNV1a64.hex(bytes)), payload: bytes)
+                let (bytes, checksum) = encoded.serializedWithChecksum()
+                message = .result(.init(segment: ref, attempt: header.attempt, checksum: checksum), payload: bytes)
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
                 message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))

@@ -37,7 +37,7 @@ extension Coordinator {
                 }
                 if !recorded.isEmpty { plan.cuts.segments = recorded }
                 for segment in try store.segments(id) where segment.state == .done {
-                    if Self.spooled(segment) == nil { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
+                    if !Self.spoolIntact(segment) { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
                 }
             }
             events.withValue { $0.append(.ready(id, plan)) }
@@ -46,12 +46,19 @@ extension Coordinator {
         }
     }
 
-    /// The spooled bytes of a done segment, read once; nil when missing or not what the store recorded.
+    /// The spooled bytes of a done segment, read once; nil when missing or not the result the store
+    /// recorded. Only the checksum the file carries is compared here: decoding it checks the bytes.
     static func spooled(_ segment: SegmentRecord) -> [UInt8]? {
         guard let path = segment.resultPath, let checksum = segment.checksum,
               let data = FileManager.default.contents(atPath: path) else { return nil }
         let bytes = [UInt8](data)
-        return FNV1a64.hex(bytes) == checksum ? bytes : nil
+        return Blob.storedChecksum(bytes).map(PayloadChecksum.hex) == checksum ? bytes : nil
+    }
+
+    /// Whether a done segment's spooled result is there, is the one recorded, and is intact.
+    static func spoolIntact(_ segment: SegmentRecord) -> Bool {
+        guard let bytes = spooled(segment) else { return false }
+        return (try? EncodedSegment.checkedHeader(bytes)) != nil
     }
 
     /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.

@@ -46,6 +46,8 @@ public final class Coordinator: @unchecked Sendable {
         var slots: Int
         var inFlight: [ClusterMessage.SegmentRef: Int] = [:]
         var lastHeard = Date()
+        /// When its leases were last extended (see the heartbeat handler).
+        var renewed = Date.distantPast
         /// Produced headers that differ from a job's: another libx264 build. Gets no more work.
         var incompatible = false
     }
@@ -79,6 +81,10 @@ public final class Coordinator: @unchecked Sendable {
     var firstTaskSent: Double?
     /// Each job's recorded SPS/PPS (hex), once known: the store never changes it after the first.
     var referenceHeaders: [String: String] = [:]
+    /// When the heartbeat next looks for expired leases.
+    var nextReap = Date.distantPast
+    /// Jobs whose spool directory this loop made (no mkdir per result).
+    var spoolDirectories: Set<String> = []
     /// Results checked and spooled (in temporary files), to record in one statement (`flushResults`).
     var spooled: [SpooledResult] = []
 
@@ -187,15 +193,15 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// Runs one part of the loop: what goes wrong because of one message or one job is logged and
-    /// dropped; only a database that stays unreachable ends the coordinator. Its time goes to `phase`,
-    /// its waits on the store to `database`.
+    /// dropped; only a database that stays unreachable ends the coordinator. Its processor time goes to
+    /// `phase` (see `PhaseTimings`), its waits on the store to `database`.
     func step(_ what: String, _ phase: WritableKeyPath<PhaseTimings, Double>, _ store: JobStore, _ body: () throws -> Void) throws {
-        let started = Stopwatch.now, waited = store.queryTime
+        let started = Stopwatch.threadCPU, waited = store.queryTime
         defer {
-            let database = store.queryTime - waited, elapsed = Stopwatch.now - started
+            let database = store.queryTime - waited, cpu = Stopwatch.threadCPU - started
             phaseTimings.withValue {
                 $0.database += database
-                $0[keyPath: phase] += elapsed - database
+                $0[keyPath: phase] += cpu
             }
         }
         do {
@@ -256,8 +262,12 @@ public final class Coordinator: @unchecked Sendable {
             peers[worker] = peer
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
         case .heartbeat:
-            // Alive: its leases hold.
-            if let peer = peers[worker], !peer.inFlight.isEmpty { try store.renewAll(worker: worker, seconds: options.leaseSeconds) }
+            // Alive: its leases hold. Extended a quarter lease at a time, not on every heartbeat: a
+            // lease is taken out whole, so this only matters for encodes longer than a lease.
+            if let peer = peers[worker], !peer.inFlight.isEmpty, Date().timeIntervalSince(peer.renewed) >= options.leaseSeconds / 4 {
+                try store.renewAll(worker: worker, seconds: options.leaseSeconds)
+                peers[worker]?.renewed = Date()
+            }
         case .result(let header, let payload):
             peers[worker]?.inFlight[header.segment] = nil
             try accept(header, payload, from: worker, store)
@@ -280,18 +290,21 @@ public final class Coordinator: @unchecked Sendable {
     /// Checks a result and records it; a late duplicate or a result with other headers is refused.
     func accept(_ header: ClusterMessage.ResultHeader, _ payload: [UInt8], from worker: String, _ store: JobStore) throws {
         let ref = header.segment
-        let checksum = FNV1a64.hex(payload)
-        let encoded: EncodedSegment
+        let checksum: String
+        let encoded: EncodedSegment.Header
         do {
+            // One pass over the bytes (the checksum); the packets are framed right but not copied.
+            let checked = try EncodedSegment.checkedHeader(payload)
+            checksum = PayloadChecksum.hex(checked.checksum)
+            encoded = checked.header
             guard checksum == header.checksum else { throw PayloadError.checksumMismatch }
-            encoded = try EncodedSegment(serialized: payload)
-            guard encoded.header.jobID == ref.jobID, encoded.header.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
+            guard encoded.jobID == ref.jobID, encoded.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
         } catch {
             try flushResults(store)
             try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
             return
         }
-        let hex = encoded.header.extradata.hexString
+        let hex = encoded.extradata.hexString
         let reference: String
         if let known = referenceHeaders[ref.jobID] {
             reference = known
@@ -309,10 +322,13 @@ public final class Coordinator: @unchecked Sendable {
         let directory = options.spool.appendingPathComponent(ref.jobID)
         let final = directory.appendingPathComponent(String(format: "segment-%06d.tres", ref.index))
         let temporary = directory.appendingPathComponent(String(format: ".segment-%06d.%@.part", ref.index, UUID().uuidString))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data(payload).write(to: temporary)
+        if !spoolDirectories.contains(ref.jobID) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            spoolDirectories.insert(ref.jobID)
+        }
+        try SpoolFile.write(payload, to: temporary.path)
         let result = SegmentResult(path: final.path, checksum: checksum, sizeBytes: Int64(payload.count),
-                                   encodeSeconds: encoded.header.encodeSeconds)
+                                   encodeSeconds: encoded.encodeSeconds)
         // Spooled first, recorded after: a segment the store calls done always has its result on disk.
         spooled.append(SpooledResult(completion: .init(jobID: ref.jobID, index: ref.index, worker: worker, result: result),
                                      temporary: temporary, final: final))
@@ -385,14 +401,18 @@ public final class Coordinator: @unchecked Sendable {
             }
             try socket.send([peer.identity] + ClusterMessage.heartbeat.frames())
         }
-        // Leases of workers that never came back after a coordinator restart.
-        if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness) + 35 {
-            for holder in try store.leaseHolders(coordinator: options.coordinatorID) where peers[holder] == nil {
-                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false)
+        // Expired leases, and leases of workers that never came back after a coordinator restart, are
+        // looked for every few seconds (a lease lasts minutes), not on every heartbeat.
+        if Date() >= nextReap {
+            if Date().timeIntervalSince(started) > options.heartbeatInterval * Double(options.liveness) + 35 {
+                for holder in try store.leaseHolders(coordinator: options.coordinatorID) where peers[holder] == nil {
+                    try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false)
+                }
             }
+            let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
+            for job in reaped.failedJobs { drop(job, socket) }
+            nextReap = Date().addingTimeInterval(min(5, options.leaseSeconds / 4))
         }
-        let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
-        for job in reaped.failedJobs { drop(job, socket) }
     }
 
     // MARK: Jobs
@@ -456,6 +476,7 @@ public final class Coordinator: @unchecked Sendable {
         cancelInFlight(job, socket)
         contexts[job] = nil
         referenceHeaders[job] = nil
+        spoolDirectories.remove(job)
         try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
     }
 
@@ -484,7 +505,7 @@ public final class Coordinator: @unchecked Sendable {
                     continue
                 }
                 let payload: [UInt8]
-                let packingStarted = Stopwatch.now
+                let packingStarted = Stopwatch.threadCPU
                 do {
                     payload = try context.reader.task(for: segment).serialized()
                 } catch {
@@ -493,7 +514,7 @@ public final class Coordinator: @unchecked Sendable {
                     drop(lease.jobID, socket)
                     continue
                 }
-                let packing = Stopwatch.now - packingStarted
+                let packing = Stopwatch.threadCPU - packingStarted
                 let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
                 try socket.send([peer.identity] + ClusterMessage.task(.init(segment: ref, attempt: lease.attempts + 1),
                                                                       payload: payload).frames())

@@ -1,69 +1,99 @@
 /// The framing shared by every payload: a 4-byte magic, a format version, a JSON header, packet records
-/// with exact pts/dts/duration/flags, and an FNV-1a checksum of everything before it.
+/// with exact pts/dts/duration/flags, and an XXH64 checksum (`PayloadChecksum`) of everything before it.
 ///
 ///     magic[4] version:u16 headerLength:u32 header[headerLength]
 ///     packetCount:u32 { pts:i64 dts:i64 duration:i64 flags:u32 size:u32 bytes[size] }*
 ///     checksum:u64
 ///
-/// Integers are little-endian; a missing timestamp is Int64.min (FFmpeg's AV_NOPTS_VALUE).
+/// Integers are little-endian; a missing timestamp is Int64.min (FFmpeg's AV_NOPTS_VALUE). Version 1
+/// ended with FNV-1a; a spool file of that version is refused at stitch time and encoded again.
 public enum Blob {
-    public static let currentVersion: UInt16 = 1
+    public static let currentVersion: UInt16 = 2
+    /// Bytes of a packet record before its data.
+    static let recordHead = 8 + 8 + 8 + 4 + 4
 
+    /// Writes the blob in one allocation, the checksum computed over the written bytes.
     public static func encode(magic: String, header: [UInt8], packets: [MediaPacket]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(header.count + packets.reduce(64) { $0 + $1.data.count + 32 })
-        out.append(contentsOf: Array(magic.utf8.prefix(4)))
-        out.appendLE(currentVersion)
-        out.appendLE(UInt32(header.count))
-        out.append(contentsOf: header)
-        out.appendLE(UInt32(packets.count))
-        for p in packets {
-            out.appendLE(UInt64(bitPattern: p.pts ?? Int64.min))
-            out.appendLE(UInt64(bitPattern: p.dts ?? Int64.min))
-            out.appendLE(UInt64(bitPattern: p.duration))
-            out.appendLE(p.flags)
-            out.appendLE(UInt32(p.data.count))
-            out.append(contentsOf: p.data)
+        let magicBytes = Array(magic.utf8.prefix(4))
+        let size = magicBytes.count + 2 + 4 + header.count + 4 + packets.reduce(0) { $0 + recordHead + $1.data.count } + 8
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var out = ByteWriter(UnsafeMutableRawBufferPointer(buffer))
+            out.append(magicBytes)
+            out.put(currentVersion)
+            out.put(UInt32(header.count))
+            out.append(header)
+            out.put(UInt32(packets.count))
+            for p in packets {
+                out.put(UInt64(bitPattern: p.pts ?? Int64.min))
+                out.put(UInt64(bitPattern: p.dts ?? Int64.min))
+                out.put(UInt64(bitPattern: p.duration))
+                out.put(p.flags)
+                out.put(UInt32(p.data.count))
+                out.append(p.data)
+            }
+            out.put(PayloadChecksum.value(UnsafeRawBufferPointer(rebasing: out.base[0..<out.offset])))
+            initialized = out.offset
         }
-        var hasher = FNV1a64()
-        hasher.update(out)
-        out.appendLE(hasher.value)
-        return out
     }
 
     public static func decode(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
-        guard bytes.count >= 4 + 2 + 4 + 4 + 8 else { throw .truncated }
-        guard Array(bytes[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
-        var reader = ByteReader(bytes, end: bytes.count - 8)
-        let checksum = bytes.withUnsafeBytes { raw in
-            var hasher = FNV1a64()
-            hasher.update(UnsafeRawBufferPointer(rebasing: raw[0..<(bytes.count - 8)]))
-            return hasher.value
-        }
-        var trailer = ByteReader(bytes, start: bytes.count - 8)
-        guard try trailer.u64() == checksum else { throw .checksumMismatch }
-        reader.offset = 4
-        let version = try reader.u16()
-        guard version == currentVersion else { throw .unsupportedVersion(version) }
-        let headerLength = Int(try reader.u32())
-        let header = try reader.bytes(headerLength)
-        let count = Int(try reader.u32())
-        // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
-        guard count <= (reader.end - reader.offset) / 32 else { throw .truncated }
         var packets: [MediaPacket] = []
-        packets.reserveCapacity(count)
-        for _ in 0..<count {
-            let pts = Int64(bitPattern: try reader.u64())
-            let dts = Int64(bitPattern: try reader.u64())
-            let duration = Int64(bitPattern: try reader.u64())
-            let flags = try reader.u32()
-            let size = Int(try reader.u32())
-            let data = try reader.bytes(size)
-            packets.append(MediaPacket(pts: pts == Int64.min ? nil : pts, dts: dts == Int64.min ? nil : dts,
-                                       duration: duration, flags: flags, data: data))
-        }
-        guard reader.offset == reader.end else { throw .trailingBytes }
+        let header = try walk(magic: magic, bytes) { count in
+            packets.reserveCapacity(count)
+        } record: { pts, dts, duration, flags, data in
+            packets.append(MediaPacket(pts: pts, dts: dts, duration: duration, flags: flags, data: Array(data)))
+        }.header
         return (header, packets)
+    }
+
+    /// Checks a blob as `decode` does (checksum, version, every record's framing) without copying its
+    /// packets: the coordinator's test of a result it only stores. Returns the header, the number of
+    /// packets and the checksum.
+    public static func check(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: Int, checksum: UInt64) {
+        var packets = 0
+        let (header, checksum) = try walk(magic: magic, bytes, count: { packets = $0 }, record: { _, _, _, _, _ in })
+        return (header, packets, checksum)
+    }
+
+    /// The checksum a blob carries in its last 8 bytes, unchecked: what the store compares a spool
+    /// file's recorded checksum with before the file is decoded (which checks it against the bytes).
+    public static func storedChecksum(_ bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= 8 else { return nil }
+        return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)) }
+    }
+
+    static func walk(magic: String, _ bytes: [UInt8], count: (Int) -> Void,
+                     record: (Int64?, Int64?, Int64, UInt32, UnsafeRawBufferPointer) -> Void) throws(PayloadError) -> (header: [UInt8], checksum: UInt64) {
+        let result: Result<(header: [UInt8], checksum: UInt64), PayloadError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PayloadError) in
+                guard raw.count >= 4 + 2 + 4 + 4 + 8 else { throw .truncated }
+                guard Array(raw[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
+                let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 8)])
+                let checksum = PayloadChecksum.value(body)
+                guard UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)) == checksum else {
+                    throw .checksumMismatch
+                }
+                var reader = ByteReader(body, start: 4)
+                let version = try reader.u16()
+                guard version == currentVersion else { throw .unsupportedVersion(version) }
+                let header = Array(try reader.bytes(Int(try reader.u32())))
+                let packets = Int(try reader.u32())
+                // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
+                guard packets <= (body.count - reader.offset) / recordHead else { throw .truncated }
+                count(packets)
+                for _ in 0..<packets {
+                    let pts = Int64(bitPattern: try reader.u64())
+                    let dts = Int64(bitPattern: try reader.u64())
+                    let duration = Int64(bitPattern: try reader.u64())
+                    let flags = try reader.u32()
+                    let data = try reader.bytes(Int(try reader.u32()))
+                    record(pts == Int64.min ? nil : pts, dts == Int64.min ? nil : dts, duration, flags, data)
+                }
+                guard reader.offset == body.count else { throw .trailingBytes }
+                return (header, checksum)
+            }
+        }
+        return try result.get()
     }
 }
 
@@ -87,35 +117,50 @@ public enum PayloadError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// Reads little-endian integers and byte runs from a buffer, refusing to run past its end.
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var offset: Int
-    let end: Int
 
-    init(_ bytes: [UInt8], start: Int = 0, end: Int? = nil) {
+    init(_ bytes: UnsafeRawBufferPointer, start: Int = 0) {
         self.bytes = bytes
         self.offset = start
-        self.end = end ?? bytes.count
     }
 
-    mutating func bytes(_ n: Int) throws(PayloadError) -> [UInt8] {
-        guard n >= 0, offset + n <= end else { throw .truncated }
+    mutating func bytes(_ n: Int) throws(PayloadError) -> UnsafeRawBufferPointer {
+        guard n >= 0, n <= bytes.count - offset else { throw .truncated }
         defer { offset += n }
-        return Array(bytes[offset..<(offset + n)])
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
     }
 
     mutating func integer<T: FixedWidthInteger>(_: T.Type) throws(PayloadError) -> T {
         let size = MemoryLayout<T>.size
-        guard offset + size <= end else { throw .truncated }
-        var value: T = 0
-        for i in 0..<size { value |= T(bytes[offset + i]) << (8 * i) }
-        offset += size
-        return value
+        guard size <= bytes.count - offset else { throw .truncated }
+        defer { offset += size }
+        return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
     mutating func u16() throws(PayloadError) -> UInt16 { try integer(UInt16.self) }
     mutating func u32() throws(PayloadError) -> UInt32 { try integer(UInt32.self) }
     mutating func u64() throws(PayloadError) -> UInt64 { try integer(UInt64.self) }
+}
+
+/// Writes little-endian integers and byte runs into a buffer sized for them beforehand.
+struct ByteWriter {
+    let base: UnsafeMutableRawBufferPointer
+    var offset = 0
+
+    init(_ base: UnsafeMutableRawBufferPointer) { self.base = base }
+
+    mutating func put<T: FixedWidthInteger>(_ value: T) {
+        base.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+        offset += MemoryLayout<T>.size
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: base[offset..<(offset + $0.count)]).copyMemory(from: $0) }
+        offset += bytes.count
+    }
 }
 
 extension [UInt8] {

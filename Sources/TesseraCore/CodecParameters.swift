@@ -3,7 +3,7 @@
 public struct CodecParameters: Codable, Hashable, Sendable {
     public var codecName: String
     public var codecTag: UInt32 = 0
-    public var extradata: [UInt8] = []
+    @HexBytes public var extradata: [UInt8] = []
     public var pixelFormat: String?
     public var bitRate: Int64 = 0
     public var bitsPerCodedSample: Int32 = 0

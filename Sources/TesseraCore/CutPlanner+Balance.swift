@@ -26,6 +26,30 @@ extension CutPlanner {
         return best
     }
 
+    /// The last round in halves. Encoders given equal shares still finish apart (they share cores with
+    /// each other, the coordinator and the database, and content differs), and the first to finish idles
+    /// until the last one does: up to a whole segment (measured: 3 s of a 22 s 1080p job on 2 cores).
+    /// Splitting `encoders` of the longest segments in two, at the clean cut nearest their middle, makes
+    /// the segments leased last (longest first) half as long, for `encoders` more IDR frames. Only when
+    /// there are at least two rounds and each half is at least `minimumFrames` long.
+    func tapered(_ cuts: [Int], encoders: Int, minimumFrames: Int) -> [Int] {
+        guard encoders > 1, cuts.count >= 2 * encoders else { return cuts }
+        let lengths = lengths(of: cuts)
+        var added: [Int] = []
+        for k in cuts.indices.sorted(by: { lengths[$0] > lengths[$1] }) where added.count < encoders {
+            let start = cuts[k], length = lengths[k]
+            guard length >= 2 * max(1, minimumFrames) else { break }
+            let middle = start + length / 2
+            let lowest = start + max(minimumFrames, length / 4), highest = start + length - max(minimumFrames, length / 4)
+            guard lowest <= highest else { continue }
+            let near = (lowest...highest).filter { entry(forDisplayPosition: $0).preRoll == 0 }
+            if let split = near.min(by: { abs($0 - middle) < abs($1 - middle) }) { added.append(split) }
+        }
+        // All or nothing: fewer halves than encoders would leave some encoders a whole segment last.
+        guard added.count == encoders else { return cuts }
+        return (cuts + added).sorted()
+    }
+
     /// Frames per segment for cut positions.
     func lengths(of cuts: [Int]) -> [Int] {
         zip(cuts, cuts.dropFirst() + [display.count]).map { $1 - $0 }

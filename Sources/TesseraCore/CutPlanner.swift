@@ -116,6 +116,7 @@ public struct CutPlanner: Sendable {
         }
         cuts = balanced(cuts, encoders: options.encoders, minimumSegments: options.minimumSegments,
                         maxPreRoll: Int(options.maxPreRollRatio * Double(n)))
+        cuts = tapered(cuts, encoders: options.encoders, minimumFrames: max(1, Int((options.minimumSegmentSeconds * fps).rounded())))
         return makePlan(cuts: cuts, target: length)
     }
 

@@ -2,11 +2,13 @@ import Foundation
 
 /// Where a coordinator's time went, in seconds, for `tessera transcode --json` and `bench/run`.
 ///
-/// Each phase is time spent on the coordinator's own threads (and, for `startup`, `shutdown` and
-/// `cliProbeAndPlan`, in the `tessera transcode` process around it). `database` is every wait on the
-/// job store, and is left out of the other phases, so no second is counted twice. The loop phases
-/// (`payloadPacking`, `dispatch`, `results`, `bookkeeping`) run while workers encode; the others are
-/// serial parts of a job's wall time.
+/// The serial phases (`startup`, `cliProbeAndPlan`, `probeAndPlan`, `audio`, `stitch`, `verification`,
+/// `shutdown`) are wall time: nothing else of the job happens meanwhile. The loop phases
+/// (`payloadPacking`, `dispatch`, `results`, `bookkeeping`) run on the coordinator's thread while the
+/// workers encode, so what they cost the job is the processor time they take from the encoders: they
+/// are that thread's CPU time (wall time there would count every moment the thread waited for a core
+/// the encoders held). `database` is every wait on the job store in wall time, serial or not, and is
+/// left out of the other phases.
 public struct PhaseTimings: Codable, Hashable, Sendable {
     public var startup: Double = 0
     public var cliProbeAndPlan: Double = 0
@@ -45,6 +47,13 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
 /// A monotonic clock in seconds, and a way to add a body's duration to a total.
 public enum Stopwatch {
     public static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// The calling thread's processor time in seconds.
+    public static var threadCPU: Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
 
     public static func time<R, E: Error>(_ total: inout Double, _ body: () throws(E) -> R) throws(E) -> R {
         let started = now

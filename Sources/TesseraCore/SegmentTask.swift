@@ -12,15 +12,24 @@ extension BlobPayload {
         Blob.encode(magic: Self.magic, header: CanonicalJSON.data(header), packets: packets)
     }
 
+    /// The serialized payload and its checksum, as result messages and the store write it (the
+    /// blob's own trailer, so nothing is read twice).
+    public func serializedWithChecksum() -> (bytes: [UInt8], checksum: String) {
+        let bytes = serialized()
+        return (bytes, PayloadChecksum.hex(Blob.storedChecksum(bytes) ?? 0))
+    }
+
     public init(serialized bytes: [UInt8]) throws(PayloadError) {
         let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
-        let header: Header
+        try self.init(validating: try Self.decodeHeader(headerBytes), packets: packets)
+    }
+
+    static func decodeHeader(_ bytes: [UInt8]) throws(PayloadError) -> Header {
         do {
-            header = try CanonicalJSON.decode(Header.self, from: headerBytes)
+            return try CanonicalJSON.decode(Header.self, from: bytes)
         } catch {
             throw .badHeader(String(describing: error))
         }
-        try self.init(validating: header, packets: packets)
     }
 }
 
@@ -70,7 +79,7 @@ public struct EncodedSegment: BlobPayload {
         public var jobID: String
         public var index: Int
         public var timeBase: Rational
-        public var extradata: [UInt8]
+        @HexBytes public var extradata: [UInt8]
         public var frameCount: Int
         /// Frames the decoder produced, kept or dropped (pre-roll and leading pictures included).
         public var decodedFrames: Int
@@ -88,11 +97,22 @@ public struct EncodedSegment: BlobPayload {
     }
 
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
-        guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
-        guard packets.count == header.frameCount else {
-            throw .badHeader("\(packets.count) packets for \(header.frameCount) frames")
-        }
+        try Self.validate(header, packets: packets.count)
         self.header = header
         self.packets = packets
+    }
+
+    static func validate(_ header: Header, packets: Int) throws(PayloadError) {
+        guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
+        guard packets == header.frameCount else { throw .badHeader("\(packets) packets for \(header.frameCount) frames") }
+    }
+
+    /// A serialized result's header and checksum, after every check `init(serialized:)` makes, without
+    /// copying its packets: what the coordinator needs of a result it only spools.
+    public static func checkedHeader(_ bytes: [UInt8]) throws(PayloadError) -> (header: Header, checksum: UInt64) {
+        let (headerBytes, packets, checksum) = try Blob.check(magic: magic, bytes)
+        let header = try decodeHeader(headerBytes)
+        try validate(header, packets: packets)
+        return (header, checksum)
     }
 }

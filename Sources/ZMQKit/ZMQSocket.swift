@@ -55,14 +55,31 @@ public final class ZMQSocket {
         return String(cString: buffer)
     }
 
-    /// Sends one message of several frames.
+    /// Frames at least this large are handed to libzmq without a copy (`zmq_msg_init_data`).
+    static let zeroCopyBytes = 64 * 1024
+
+    /// Sends one message of several frames. Large frames (a segment's packets) are not copied: libzmq
+    /// holds the array until its I/O thread has written it, which spares a copy into fresh pages.
     public func send(_ frames: [[UInt8]]) throws(ZMQError) {
         for (i, frame) in frames.enumerated() {
             let flags = i + 1 < frames.count ? ZMQ_SNDMORE : 0
             var rc: Int32 = -1
-            repeat {
-                rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
-            } while rc < 0 && zmq_errno() == EINTR
+            if frame.count >= Self.zeroCopyBytes {
+                var message = zmq_msg_t()
+                let box = Unmanaged.passRetained(FrameStorage(frame))
+                let data = UnsafeMutableRawPointer(mutating: box.takeUnretainedValue().base)
+                guard zmq_msg_init_data(&message, data, frame.count, releaseFrameStorage, box.toOpaque()) == 0 else {
+                    box.release()
+                    throw ZMQError(call: "zmq_msg_init_data")
+                }
+                repeat { rc = zmq_msg_send(&message, handle, flags) } while rc < 0 && zmq_errno() == EINTR
+                // Sent: libzmq owns the message now. Not sent: it is still ours to close (which frees it).
+                if rc < 0 { zmq_msg_close(&message) }
+            } else {
+                repeat {
+                    rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+                } while rc < 0 && zmq_errno() == EINTR
+            }
             try check(rc, "zmq_send")
         }
     }
@@ -97,4 +114,22 @@ public final class ZMQSocket {
         try check(rc, "zmq_poll")
         return rc > 0 && item.revents & Int16(ZMQ_POLLIN) != 0
     }
+}
+
+/// Keeps a frame's bytes alive, at a fixed address, while libzmq sends them.
+final class FrameStorage {
+    let bytes: [UInt8]
+    let base: UnsafeRawPointer
+
+    init(_ bytes: [UInt8]) {
+        // A contiguous copy-on-write buffer: its address holds while this reference keeps it alive and
+        // nothing writes to it (`bytes` is a constant).
+        self.bytes = bytes
+        base = bytes.withUnsafeBytes { $0.baseAddress! }
+    }
+}
+
+/// libzmq's free function for zero-copy frames (called on whichever thread drops the last reference).
+private let releaseFrameStorage: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, hint in
+    if let hint { Unmanaged<FrameStorage>.fromOpaque(hint).release() }
 }

@@ -170,6 +170,27 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
         #expect(planner.plan(options) == unbalanced)
     }
 
+    @Test func theLastRoundIsHalved() throws {
+        // 60 s at 30 fps with 2 s GOPs for 2 encoders: 8 balanced segments (6 x 240 + 2 x 180), then the
+        // two longest split at a clean cut in their middle, so each encoder's last segment is 120 frames.
+        let packets = SyntheticStream.closedGOP(frames: 1800, gop: 60)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        var options = PlanOptions(segmentSeconds: 8, keyint: 250, minimumSegments: 4)
+        options.encoders = 2
+        let plan = planner.plan(options)
+        checkCoverage(plan, packets)
+        #expect(plan.totalPreRollPackets == 0)
+        #expect(plan.segments.map(\.frameCount).sorted(by: >) == [240, 240, 240, 240, 180, 180, 120, 120, 120, 120])
+        #expect(CutPlanner.makespan(plan.segments.map(\.frameCount), encoders: 2) == 900)
+        // One round only (as many segments as encoders): nothing is split.
+        var one = PlanOptions(segmentSeconds: 30, keyint: 250)
+        one.encoders = 2
+        #expect(planner.plan(one).segments.map(\.frameCount) == [900, 900])
+        // Halves shorter than the minimum segment are not made.
+        options.minimumSegmentSeconds = 5
+        #expect(planner.plan(options).segments.count == 8)
+    }
+
     @Test func makespanIsLongestFirst() {
         // What the coordinator's lease order does, not the optimum (5+5 | 4+3+3 would be 10).
         #expect(CutPlanner.makespan([5, 5, 4, 3, 3], encoders: 2) == 11)

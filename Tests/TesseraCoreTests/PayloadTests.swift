@@ -52,19 +52,64 @@ import Testing
         bytes.appendLE(UInt32(2))
         bytes += Array("{}".utf8)
         bytes.appendLE(UInt32.max)
-        var hasher = FNV1a64()
-        hasher.update(bytes)
-        bytes.appendLE(hasher.value)
+        bytes.appendLE(PayloadChecksum.value(bytes))
         #expect(throws: PayloadError.truncated) { _ = try EncodedSegment(serialized: bytes) }
     }
 
     @Test func unknownVersionIsRefused() {
         var bytes = Array(sampleTask().serialized().dropLast(8))
         bytes[4] = 9
-        var hasher = FNV1a64()
-        hasher.update(bytes)
-        bytes.appendLE(hasher.value)
+        bytes.appendLE(PayloadChecksum.value(bytes))
         #expect(throws: PayloadError.unsupportedVersion(9)) { _ = try SegmentTask(serialized: bytes) }
+    }
+
+    /// XXH64 with seed 0, against the reference implementation's outputs (`xxhsum -H1`), across the
+    /// lengths that take each of its paths (under 4, under 8, under 32, stripes plus every tail).
+    @Test func payloadChecksumIsXXH64() {
+        #expect(PayloadChecksum.value([]) == 0xef46_db37_51d8_e999)
+        #expect(PayloadChecksum.value(Array("abc".utf8)) == 0x44bc_2cf5_ad77_0999)
+        let x = { (count: Int) in [UInt8](repeating: UInt8(ascii: "x"), count: count) }
+        #expect(PayloadChecksum.value(x(7)) == 0x57ab_b58a_45ee_501a)
+        #expect(PayloadChecksum.value(x(45)) == 0x41c3_25c1_9bf2_3e4f)
+        #expect(PayloadChecksum.value(x(100_000)) == 0x7c37_a271_025b_345b)
+        #expect(PayloadChecksum.value(x(100_007)) == 0xb406_39df_48bf_0712)
+        #expect(PayloadChecksum.hex(0x7c37_a271_025b_345b) == "7c37a271025b345b")
+    }
+
+    /// The coordinator's check of a result reads the header and the checksum without the packets,
+    /// and refuses what decoding refuses.
+    @Test func resultHeaderCheckMatchesDecoding() throws {
+        let result = EncodedSegment(jobID: "j", index: 2, timeBase: Rational(1, 12800), extradata: [1, 100, 0, 31],
+                                    frameCount: 2, decodedFrames: 4, encodeSeconds: 0.25,
+                                    packets: [MediaPacket(pts: 512, dts: -512, duration: 512, flags: 1, data: [9, 9]),
+                                              MediaPacket(pts: 1024, dts: 0, duration: 512, flags: 0, data: [])])
+        let (bytes, checksum) = result.serializedWithChecksum()
+        let checked = try EncodedSegment.checkedHeader(bytes)
+        #expect(checked.header == result.header)
+        #expect(PayloadChecksum.hex(checked.checksum) == checksum)
+        #expect(checksum == PayloadChecksum.hex(PayloadChecksum.value(Array(bytes.dropLast(8)))))
+        var damaged = bytes
+        damaged[damaged.count - 12] ^= 0x40
+        #expect(throws: PayloadError.checksumMismatch) { _ = try EncodedSegment.checkedHeader(damaged) }
+        // One packet short of the frame count, with a valid checksum: refused by both.
+        let short = EncodedSegment(jobID: "j", index: 2, timeBase: Rational(1, 12800), extradata: [], frameCount: 2,
+                                   decodedFrames: 2, encodeSeconds: 0, packets: [result.packets[0]])
+        #expect(throws: PayloadError.self) { _ = try EncodedSegment.checkedHeader(short.serialized()) }
+        #expect(throws: PayloadError.self) { _ = try EncodedSegment(serialized: short.serialized()) }
+    }
+
+    /// SPS/PPS bytes travel as one hex string; the array form (stored before) still reads.
+    @Test func headerBytesTravelAsHex() throws {
+        var codec = CodecParameters(codecName: "h264")
+        codec.extradata = [0x01, 0x64, 0x00, 0x1f, 0xff]
+        let json = String(decoding: CanonicalJSON.data(codec), as: UTF8.self)
+        #expect(json.contains("\"extradata\":\"0164001fff\""))
+        #expect(try CanonicalJSON.decode(CodecParameters.self, from: Array(json.utf8)) == codec)
+        let legacy = json.replacingOccurrences(of: "\"0164001fff\"", with: "[1,100,0,31,255]")
+        #expect(try CanonicalJSON.decode(CodecParameters.self, from: Array(legacy.utf8)).extradata == codec.extradata)
+        #expect([UInt8](hex: "0A0b") == [10, 11])
+        #expect([UInt8](hex: "abc") == nil)
+        #expect([UInt8](hex: "zz") == nil)
     }
 
     @Test func settingsDigestIsStableAndDistinguishes() {

@@ -209,13 +209,16 @@ final class Cluster {
         context.close()
 
         for id in ["a", "b"] { try cluster.startWorker(id) }
-        let long = try cluster.submit(try SourceKind.singleKeyframe.make(), cluster.directory.appendingPathComponent("long.mp4").path,
-                                      ["--preset", "placebo"])
-        let short = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("short.mp4").path)
-        let other = try cluster.submit(try SourceKind.hevc.make(), cluster.directory.appendingPathComponent("other.mp4").path)
+        // The inputs first (making one can take seconds), so the placebo job is still encoding when canceled.
+        let sources = (long: try SourceKind.singleKeyframe.make(), short: try SourceKind.closedGOPWithBFrames.make(),
+                       other: try SourceKind.hevc.make())
+        let long = try cluster.submit(sources.long, cluster.directory.appendingPathComponent("long.mp4").path, ["--preset", "placebo"])
+        let short = try cluster.submit(sources.short, cluster.directory.appendingPathComponent("short.mp4").path)
+        let other = try cluster.submit(sources.other, cluster.directory.appendingPathComponent("other.mp4").path)
         let store = try cluster.openStore()
         defer { store.close() }
         try cluster.waitUntil(timeout: 30) { try store.job(long).state == .encoding }
+        #expect(try store.job(long).state == .encoding, "the placebo job is canceled while it encodes")
         let canceled = try Tool.run(cluster.binary, ["cancel", long] + cluster.db)
         #expect(canceled.status == 0)
         #expect(try cluster.wait(short).state == .done)
@@ -294,9 +297,9 @@ final class Cluster {
             case .task(let header, let payload):
                 var task = try SegmentTask(serialized: payload)
                 task.header.settings.profile = "main"
-                let encoded = try SegmentEncoder.encode(task).serialized()
+                let (encoded, checksum) = try SegmentEncoder.encode(task).serializedWithChecksum()
                 try rogue.send(ClusterMessage.result(.init(segment: header.segment, attempt: header.attempt,
-                                                           checksum: FNV1a64.hex(encoded)), payload: encoded).frames())
+                                                           checksum: checksum), payload: encoded).frames())
                 refused = header.segment
             default:
                 break

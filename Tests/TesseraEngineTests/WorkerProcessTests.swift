@@ -73,7 +73,7 @@ import ZMQKit
             Issue.record("expected a result, got \(reply)")
             return
         }
-        #expect(header.checksum == FNV1a64.hex(payload))
+        #expect(header.checksum == PayloadChecksum.hex(PayloadChecksum.value(Array(payload.dropLast(8)))))
         let remote = try EncodedSegment(serialized: payload)
         let local = try SegmentEncoder.encode(task)
         #expect(remote.packets == local.packets, "the worker process and the in-process engine give the same bytes")

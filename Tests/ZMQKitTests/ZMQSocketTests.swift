@@ -36,6 +36,27 @@ import TesseraCore
         }
     }
 
+    /// Large frames go to libzmq without a copy: what arrives is what was sent, even when the sender
+    /// changes its array right after (the change copies the buffer, it does not overwrite it).
+    @Test func largeFramesArriveIntactWithoutACopy() throws {
+        try withRouter { context, router, endpoint in
+            let dealer = try ZMQSocket(context, .dealer)
+            defer { dealer.close() }
+            try dealer.setRoutingID(Array("worker-2".utf8))
+            try dealer.connect(endpoint)
+            var frame = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }
+            let expected = frame
+            for _ in 0..<3 { try dealer.send([[7], frame]) }
+            frame[0] ^= 0xFF
+            frame.removeAll()
+            for _ in 0..<3 {
+                let received = try #require(try router.receive(timeout: 5))
+                #expect(received.count == 3)
+                #expect(received[2] == expected)
+            }
+        }
+    }
+
     /// A frame over the limit is refused (the peer is dropped); the socket keeps serving others.
     @Test func oversizedMessagesAreRefused() throws {
         try withRouter(maximumMessageSize: 1024) { context, router, endpoint in
