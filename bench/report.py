@@ -171,11 +171,11 @@ def main():
     lengths = a.memory_lengths.split()
     longest = tessera_runs(raw, f"memory-{lengths[-1]}s")
     bandwidth = [(j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / 1e6 / j["timings"]["encodingWall"] for _, j in longest]
-    # The coordinator loop's own cost per segment: processor time of its phases, and every wait on
-    # the store (the planning and stitching threads' and the CLI's included, so an upper bound).
+    # The coordinator loop's own cost per segment: processor time of its phases and its waits on the
+    # store (planning and stitching run on other threads).
     loop = ["payloadPacking", "dispatch", "results", "bookkeeping"]
     cpu_ms = statistics.median(1000 * sum(j["timings"][p] for p in loop) / j["timings"]["segmentsDispatched"] for _, j in ceiling)
-    db_ms = statistics.median(1000 * j["timings"]["database"] / j["timings"]["segmentsDispatched"] for _, j in ceiling)
+    db_ms = statistics.median(1000 * j["timings"]["loopDatabase"] / j["timings"]["segmentsDispatched"] for _, j in ceiling)
     seg_rate, mbps = statistics.median(rates), statistics.median(bandwidth)
     by_segments = seg_rate * seg_encode
     by_bytes = mbps * 1e6 / seg_bytes * seg_encode

@@ -172,7 +172,7 @@ public final class Coordinator: @unchecked Sendable {
             }
             let polled = Stopwatch.now
             notified = !(try store.waitForChanges(timeout: 0)).isEmpty || notified
-            phaseTimings.withValue { $0.database += Stopwatch.now - polled }
+            phaseTimings.withValue { $0.database += Stopwatch.now - polled; $0.loopDatabase += Stopwatch.now - polled }
             // Every finished segment notifies (the job's counters change): sweep for those at most
             // every 50 ms, or the store would be asked about every job once per segment.
             if now >= nextSweep || (notified && now.timeIntervalSince(lastSweep) >= 0.05) {
@@ -201,6 +201,7 @@ public final class Coordinator: @unchecked Sendable {
             let database = store.queryTime - waited, cpu = Stopwatch.threadCPU - started
             phaseTimings.withValue {
                 $0.database += database
+                $0.loopDatabase += database
                 $0[keyPath: phase] += cpu
             }
         }

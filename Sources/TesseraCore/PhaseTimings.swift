@@ -26,6 +26,8 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var stitch: Double = 0
     public var verification: Double = 0
     public var database: Double = 0
+    /// The coordinator loop's own waits on the store: the part of `database` each segment costs it.
+    public var loopDatabase: Double = 0
     public var shutdown: Double = 0
     /// From the first task sent to the last result received.
     public var encodingWall: Double = 0

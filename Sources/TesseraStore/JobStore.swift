@@ -128,15 +128,17 @@ public final class JobStore {
         try transaction("recording the plan") {
             let planning = try db.query("SELECT state FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first?.string("state")
             guard planning == JobState.planning.rawValue else { return false }
-            for s in segments {
-                try db.query("""
-                    INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count, first_packet, last_packet,
-                                          pre_roll_packets, entry)
-                    VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9)
-                    ON CONFLICT (job_id, index) DO NOTHING
-                    """, [jobID, String(s.index), String(s.startPTS), String(s.endPTS), String(s.frameCount),
-                          String(s.firstPacket), String(s.lastPacket), String(s.preRollPackets), s.entry.rawValue])
-            }
+            // One statement for the whole plan (a long job in short segments has thousands).
+            func column(_ value: (PlannedSegment) -> String) -> String { Self.array(segments.map(value)) }
+            try db.query("""
+                INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count, first_packet, last_packet,
+                                      pre_roll_packets, entry)
+                SELECT $1::uuid, u.* FROM unnest($2::int[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::int[],
+                                                 $8::int[], $9::text[]) AS u
+                ON CONFLICT (job_id, index) DO NOTHING
+                """, [jobID, column { String($0.index) }, column { String($0.startPTS) }, column { String($0.endPTS) },
+                      column { String($0.frameCount) }, column { String($0.firstPacket) }, column { String($0.lastPacket) },
+                      column { String($0.preRollPackets) }, column { $0.entry.rawValue }])
             let frames = segments.reduce(0) { $0 + $1.frameCount }
             let moved = try db.query("""
                 UPDATE jobs SET segments_total = $2, frames_total = $3, state = 'encoding' WHERE id = $1::uuid AND state = 'planning'
