@@ -172,7 +172,8 @@ public final class Coordinator: @unchecked Sendable {
             }
             let polled = Stopwatch.now
             notified = !(try store.waitForChanges(timeout: 0)).isEmpty || notified
-            phaseTimings.withValue { $0.database += Stopwatch.now - polled; $0.loopDatabase += Stopwatch.now - polled }
+            let waited = Stopwatch.now - polled
+            phaseTimings.withValue { $0.database += waited; $0.loopDatabase += waited }
             // Every finished segment notifies (the job's counters change): sweep for those at most
             // every 50 ms, or the store would be asked about every job once per segment.
             if now >= nextSweep || (notified && now.timeIntervalSince(lastSweep) >= 0.05) {

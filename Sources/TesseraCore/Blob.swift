@@ -70,9 +70,7 @@ public enum Blob {
                 guard Array(raw[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
                 let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 8)])
                 let checksum = PayloadChecksum.value(body)
-                guard UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)) == checksum else {
-                    throw .checksumMismatch
-                }
+                guard storedChecksum(bytes) == checksum else { throw .checksumMismatch }
                 var reader = ByteReader(body, start: 4)
                 let version = try reader.u16()
                 guard version == currentVersion else { throw .unsupportedVersion(version) }
