@@ -34,6 +34,12 @@ public final class Frame {
         raw.pointee.key_frame = 0
     }
 
+    /// Asks the encoder for a P picture here: one that refers only to earlier pictures and ends its
+    /// mini-GOP, so that no picture before it refers to a later one.
+    public func forcePredictedPicture() {
+        raw.pointee.pict_type = AV_PICTURE_TYPE_P
+    }
+
     public func unref() { av_frame_unref(raw) }
 }
 

@@ -69,6 +69,20 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     /// B-frames the profile allows.
     public var effectiveBFrames: Int { profile == "baseline" ? 0 : bframes }
 
+    /// Frames x264 looks ahead for its decisions with these settings: rc-lookahead for MB-tree from
+    /// veryfast up; at ultrafast and superfast (no MB-tree) enough for one mini-GOP's B-frame placement.
+    public var lookaheadFrames: Int {
+        switch preset {
+        case "ultrafast", "superfast": return effectiveBFrames > 0 ? effectiveBFrames + 1 : 0
+        case "veryfast": return 10
+        case "faster": return 20
+        case "fast": return 30
+        case "medium": return 40
+        case "slow": return 50
+        default: return 60
+        }
+    }
+
     /// A stable digest of the settings (FNV-1a over the canonical JSON), to tell jobs' settings apart.
     public var digest: String { CanonicalJSON.digest(self) }
 }

@@ -45,15 +45,23 @@ public struct SegmentTask: BlobPayload {
         public var codec: CodecParameters
         public var output: VideoOutputFormat
         public var settings: EncoderSettings
+        /// Frames after the segment shown to the encoder but not kept; their packets follow the segment's.
+        public var runOut: RunOut?
     }
 
     public var header: Header
     public var packets: [MediaPacket]
 
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
-                output: VideoOutputFormat, settings: EncoderSettings, packets: [MediaPacket]) {
-        header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings)
+                output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, packets: [MediaPacket]) {
+        header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
+                        runOut: runOut)
         self.packets = packets
+    }
+
+    /// Packets the payload carries: the segment's and its run-out's.
+    public static func shippedPackets(_ segment: PlannedSegment, _ runOut: RunOut?) -> Int {
+        segment.packetCount + (runOut?.packets ?? 0)
     }
 
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
@@ -62,8 +70,12 @@ public struct SegmentTask: BlobPayload {
               header.timeBase.isValid, header.output.width > 0, header.output.height > 0 else {
             throw .badHeader("segment fields out of range")
         }
-        guard packets.count == header.segment.packetCount else {
-            throw .badHeader("\(packets.count) packets for a segment of \(header.segment.packetCount)")
+        if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
+            throw .badHeader("run-out fields out of range")
+        }
+        let shipped = Self.shippedPackets(s, header.runOut)
+        guard packets.count == shipped else {
+            throw .badHeader("\(packets.count) packets for a segment of \(shipped)")
         }
         self.header = header
         self.packets = packets

@@ -39,6 +39,24 @@ public struct JobPlan: Sendable {
         output.timeBase.seconds(outputSpan.upperBound - outputSpan.lowerBound)
     }
 
+    /// The frames after segment `segment` its worker shows the encoder past the end. None when the
+    /// frame rate is resampled: there the encoder is fed ticks, not source frames.
+    public func runOut(after segment: PlannedSegment) -> RunOut? {
+        guard output.resamplesFrameRate != true else { return nil }
+        return RunOut.after(segment, packets: probe.packets, frames: settings.lookaheadFrames)
+    }
+
+    /// The decode-order index of the last packet segment `segment`'s payload carries.
+    func lastShippedPacket(_ segment: PlannedSegment, _ runOut: RunOut?) -> Int {
+        segment.lastPacket + (runOut?.packets ?? 0)
+    }
+
+    /// Segment `segment`'s payload from its packets (run-out included).
+    func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
+        SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
+                    output: output, settings: settings, runOut: runOut, packets: packets)
+    }
+
     /// Opens the input again to read its packets.
     func reopenInput() throws(TesseraError) -> MediaInput {
         do {

@@ -3,7 +3,8 @@ import Foundation
 import TesseraCore
 
 /// The worker's core: decodes one segment payload, keeps exactly the frames in its pts range, and
-/// encodes them with libx264 from the job's frozen settings. Runs on the calling thread; blocking.
+/// encodes them with libx264 from the job's frozen settings, showing it the run-out frames past the
+/// range's end without keeping them. Runs on the calling thread; blocking.
 public enum SegmentEncoder {
     /// libx264 configuration from the frozen settings. Identical for every segment of a job.
     public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings) -> VideoEncoderConfig {
@@ -55,6 +56,8 @@ public enum SegmentEncoder {
             let picture = try PicturePipeline(output)
             let ticks = output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: header.timeBase)
             let resamples = output.resamplesFrameRate == true
+            // Frames past the end shown to the encoder only (not when resampling: there it sees ticks).
+            let runOut = resamples ? nil : header.runOut
             let frame = Frame()
             let encoded = Packet()
             var kept = 0, decoded = 0, sent = 0
@@ -64,16 +67,18 @@ public enum SegmentEncoder {
             // Constant frame rate: the frame on screen, and the next output tick to fill.
             var held: Frame?
             var nextTick = ticks.lowerBound
+            var flushing = false
 
             func drainEncoder() throws {
-                while try encoder.receive(encoded) == .ready {
-                    out.append(encoded.mediaPacket)
+                // With a run-out, the flush stops at the last kept packet: run-out frames are never encoded.
+                while !(flushing && runOut != nil && out.count == sent), try encoder.receive(encoded) == .ready {
+                    if (encoded.pts ?? .min) < ticks.upperBound { out.append(encoded.mediaPacket) }
                     encoded.unref()
                 }
             }
-            func send(_ picture: Frame, pts: Int64) throws {
+            func send(_ picture: Frame, pts: Int64, kept: Bool = true) throws {
                 picture.pts = pts
-                sent += 1
+                if kept { sent += 1 }
                 while try encoder.send(picture) == .needsInput { try drainEncoder() }
                 try drainEncoder()
             }
@@ -92,7 +97,14 @@ public enum SegmentEncoder {
                     while try decoder.receive(frame) == .ready {
                         decoded += 1
                         defer { frame.unref() }
-                        guard let pts = frame.pts, pts >= segment.startPTS, pts < segment.endPTS else { continue }
+                        guard let pts = frame.pts, pts >= segment.startPTS else { continue }
+                        if pts >= segment.endPTS {
+                            guard let runOut, pts < runOut.endPTS else { continue }
+                            let ready = try picture.prepare(frame)
+                            ready.clearPictureType()
+                            try send(ready, pts: pts, kept: false)
+                            continue
+                        }
                         guard pts > lastPTS else {
                             throw TesseraError(.segment, where_, "decoder returned pts \(pts) after \(lastPTS)")
                         }
@@ -100,6 +112,8 @@ public enum SegmentEncoder {
                         kept += 1
                         let ready = try picture.prepare(frame)
                         ready.clearPictureType()
+                        // The last kept frame ends its mini-GOP, so nothing kept refers to a run-out frame.
+                        if runOut != nil, kept == segment.frameCount { ready.forcePredictedPicture() }
                         if resamples {
                             try fillTicks(until: pts)
                             held = try Frame.reference(to: ready)
@@ -124,6 +138,7 @@ public enum SegmentEncoder {
             try drainDecoder()
             if resamples { try fillTicks(until: segment.endPTS) }
             // Flush: the delayed frames come out only now.
+            flushing = true
             _ = try encoder.send(nil)
             try drainEncoder()
 

@@ -28,6 +28,8 @@ public final class SegmentReader {
     }
 
     public func task(for segment: PlannedSegment) throws(TesseraError) -> SegmentTask {
+        let runOut = plan.runOut(after: segment)
+        let last = plan.lastShippedPacket(segment, runOut)
         let probed = plan.probe.packets
         let stream = plan.probe.video.index
         let first = probed[segment.firstPacket]
@@ -39,7 +41,7 @@ public final class SegmentReader {
             let target = anchor - Int64(margin / tb.doubleValue)
             do {
                 try input.seek(stream: stream, toOrBefore: target)
-                if let packets = try readSegment(segment, stream: stream) { return makeTask(segment, packets) }
+                if let packets = try readSegment(segment, through: last, stream: stream) { return plan.task(segment, runOut, packets: packets) }
             } catch let error as TesseraError {
                 throw error
             } catch {
@@ -49,7 +51,7 @@ public final class SegmentReader {
         readsFromStart += 1
         do {
             try input.seekToStart()
-            if let packets = try readSegment(segment, stream: stream) { return makeTask(segment, packets) }
+            if let packets = try readSegment(segment, through: last, stream: stream) { return plan.task(segment, runOut, packets: packets) }
         } catch let error as TesseraError {
             throw error
         } catch {
@@ -58,12 +60,12 @@ public final class SegmentReader {
         throw .input(plan.inputPath, "cannot find segment \(segment.index)'s packets (file changed since the probe?)")
     }
 
-    /// Reads from the current position; nil when it landed after the segment's first packet.
-    func readSegment(_ segment: PlannedSegment, stream: Int) throws -> [MediaPacket]? {
+    /// Reads from the current position through packet `last`; nil when it landed after the segment's first packet.
+    func readSegment(_ segment: PlannedSegment, through last: Int, stream: Int) throws -> [MediaPacket]? {
         let probed = plan.probe.packets
         var index: Int?
         var out: [MediaPacket] = []
-        out.reserveCapacity(segment.packetCount)
+        out.reserveCapacity(last - segment.firstPacket + 1)
         while try input.read(into: packet) {
             guard packet.streamIndex == stream else { continue }
             if let i = index {
@@ -80,13 +82,8 @@ public final class SegmentReader {
                 throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
             }
             if i >= segment.firstPacket { out.append(packet.mediaPacket) }
-            if i == segment.lastPacket { return out }
+            if i == last { return out }
         }
         throw TesseraError.input(plan.inputPath, "ended before segment \(segment.index)'s last packet (file changed?)")
-    }
-
-    func makeTask(_ segment: PlannedSegment, _ packets: [MediaPacket]) -> SegmentTask {
-        SegmentTask(jobID: plan.jobID, segment: segment, timeBase: plan.probe.video.timeBase, codec: plan.probe.video.parameters,
-                    output: plan.output, settings: plan.settings, packets: packets)
     }
 }

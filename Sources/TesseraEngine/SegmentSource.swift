@@ -15,6 +15,8 @@ public final class SegmentSource {
     /// Calls `body` with each segment's task, in order of their last packet. `body` may block (back-pressure).
     public func forEachTask(_ body: (SegmentTask) throws(TesseraError) -> Void) throws(TesseraError) {
         let segments = plan.cuts.segments
+        let runOuts = segments.map(plan.runOut(after:))
+        let lastShipped = segments.indices.map { plan.lastShippedPacket(segments[$0], runOuts[$0]) }
         let videoIndex = plan.probe.video.index
         let expected = plan.probe.packets
         var nextToOpen = 0
@@ -38,11 +40,8 @@ public final class SegmentSource {
                 let media = packet.mediaPacket
                 for k in active.keys.sorted() {
                     active[k]!.append(media)
-                    if segments[k].lastPacket == i {
-                        let task = SegmentTask(jobID: plan.jobID, segment: segments[k], timeBase: plan.probe.video.timeBase,
-                                               codec: plan.probe.video.parameters, output: plan.output,
-                                               settings: plan.settings, packets: active.removeValue(forKey: k)!)
-                        try body(task)
+                    if lastShipped[k] == i {
+                        try body(plan.task(segments[k], runOuts[k], packets: active.removeValue(forKey: k)!))
                         emitted += 1
                     }
                 }

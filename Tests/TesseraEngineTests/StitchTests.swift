@@ -73,3 +73,36 @@ import TesseraCore
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
     }
 }
+
+@Suite(.serialized) struct RunOutEncodeTests {
+    /// Every segment but the last carries frames past its end, which the encoder sees but the output does
+    /// not hold: the output has every source frame once, and the frame before each join is a P picture
+    /// (nothing kept refers to a run-out frame), as ffprobe reads it.
+    @Test(arguments: [SourceKind.closedGOPWithBFrames, .openGOP])
+    func runOutFramesAreSeenNotKept(_ kind: SourceKind) throws {
+        let source = try kind.make()
+        let plan = try JobPlanner.plan(try MediaProbe.probe(source), options: quickOptions())
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        tasks.sort { $0.header.segment.index < $1.header.segment.index }
+        #expect(tasks.dropLast().allSatisfy { $0.header.runOut != nil })
+        #expect(tasks.last?.header.runOut == nil)
+        for task in tasks {
+            let encoded = try SegmentEncoder.encode(task)
+            #expect(encoded.header.frameCount == task.header.segment.frameCount)
+            #expect(encoded.packets.allSatisfy { ($0.pts ?? .max) < task.header.segment.endPTS })
+        }
+
+        let output = Fixtures.output("run-out-\(kind.rawValue).mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try LocalTranscoder().transcode(input: source, output: output, options: quickOptions())
+        let types = try Tool.ffprobe(["-select_streams", "v", "-show_entries", "frame=pict_type", "-of", "csv=p=0", output])
+            .split(whereSeparator: \.isNewline).compactMap { $0.split(separator: ",").first.map(String.init) }
+        var start = 0
+        for segment in plan.cuts.segments.dropLast() {
+            start += segment.frameCount
+            #expect(types[start] == "I", "segment \(segment.index + 1) starts with an I picture")
+            #expect(types[start - 1] == "P", "segment \(segment.index) ends with a P picture, not \(types[start - 1])")
+        }
+    }
+}
