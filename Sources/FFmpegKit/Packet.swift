@@ -59,9 +59,12 @@ public final class Packet {
 
     /// A self-contained copy for a payload.
     public var mediaPacket: MediaPacket {
-        MediaPacket(pts: pts, dts: dts, duration: duration,
-                    flags: (isKey ? MediaPacket.keyFlag : 0) | (isDiscard ? MediaPacket.discardFlag : 0),
-                    data: withData { Array($0) })
+        MediaPacket(pts: pts, dts: dts, duration: duration, flags: mediaFlags, data: withData { Array($0) })
+    }
+
+    /// The flags a payload records (`MediaPacket.flags`).
+    public var mediaFlags: UInt32 {
+        (isKey ? MediaPacket.keyFlag : 0) | (isDiscard ? MediaPacket.discardFlag : 0)
     }
 
     public func unref() { av_packet_unref(raw) }

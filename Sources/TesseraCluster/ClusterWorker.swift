@@ -29,6 +29,9 @@ public final class ClusterWorker: @unchecked Sendable {
         /// of this many bytes per frame that is no video (see `BenchResult`). Coordinators refuse such
         /// workers unless they are benchmarking too.
         public var benchBytesPerFrame: Int?
+        /// Scheduling niceness of the encode threads (0 to 19). Above 0, a coordinator and job store on
+        /// the same machine get a core the moment they need one instead of queueing behind libx264.
+        public var encodeNiceness: Int32 = 0
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {
@@ -161,7 +164,10 @@ public final class ClusterWorker: @unchecked Sendable {
         let logger = self.logger
         let threads = options.threads
         let benchBytesPerFrame = options.benchBytesPerFrame
+        let niceness = options.encodeNiceness
         startThread(name: "tessera-encode-\(ref.index)") {
+            // Linux sets niceness per thread; libx264's own threads inherit it from this one.
+            if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             let message: ClusterMessage
             do {
                 var task = try SegmentTask(serialized: payload)

@@ -16,11 +16,12 @@ extension Coordinator {
         let job = try store.job(id)
         do {
             try OutputPath.check(job.output, input: job.input)
-            let probe = try MediaProbe.probe(job.input)
+            let probe = try options.knownProbe.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var plan = try JobPlanner.plan(probe, options: JobOptions(spec: job.spec, workers: options.planningWorkers),
                                            jobID: id)
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
+            var done: Set<Int> = []
             _ = try store.referenceExtradata(id, proposing: headers.hexString)
             if planNew {
                 guard try store.addSegments(id, plan.cuts.segments) else {
@@ -37,10 +38,12 @@ extension Coordinator {
                 }
                 if !recorded.isEmpty { plan.cuts.segments = recorded }
                 for segment in try store.segments(id) where segment.state == .done {
-                    if !Self.spoolIntact(segment) { try store.redo(id, segment.index, reason: "spooled result missing or damaged") }
+                    if Self.spoolIntact(segment) { done.insert(segment.index) } else {
+                        try store.redo(id, segment.index, reason: "spooled result missing or damaged")
+                    }
                 }
             }
-            events.withValue { $0.append(.ready(id, plan)) }
+            events.withValue { $0.append(.ready(id, plan, outstanding: Set(plan.cuts.segments.map(\.index)).subtracting(done))) }
         } catch let error as TesseraError {
             events.withValue { $0.append(.failed(id, error.description)) }
         }
@@ -92,7 +95,7 @@ extension Coordinator {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
-                events.withValue { $0.append(.ready(id, plan)) }
+                events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
             } else {
                 events.withValue { $0.append(.failed(id, error.description)) }
             }

@@ -32,6 +32,9 @@ public final class Coordinator: @unchecked Sendable {
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
         /// results are no video. Otherwise such workers get nothing.
         public var benchmark = false
+        /// A probe of a job's input its submitter made moments ago (`tessera transcode`): planning uses
+        /// it instead of reading the file again while it still describes the file (`ProbeResult.describes`).
+        public var knownProbe: ProbeResult?
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind
@@ -56,10 +59,12 @@ public final class Coordinator: @unchecked Sendable {
         var plan: JobPlan
         var reader: SegmentReader
         var segments: [Int: PlannedSegment]
+        /// Segments not yet recorded done: when the last one is, the job is swept at once.
+        var outstanding: Set<Int>
     }
 
     enum Event {
-        case ready(String, JobPlan)
+        case ready(String, JobPlan, outstanding: Set<Int>)
         case failed(String, String)
         case stitched(String)
         /// Another coordinator has the job: let go of it.
@@ -74,6 +79,8 @@ public final class Coordinator: @unchecked Sendable {
     var contexts: [String: JobContext] = [:]
     var busy: Set<String> = []
     var dirty = true
+    /// The store announced a change worth a sweep (or the last segment of a job was recorded).
+    var notified = false
     let started = Date()
     let backgroundThreads = DispatchGroup()
     let phaseTimings = Locked(PhaseTimings())
@@ -146,7 +153,8 @@ public final class Coordinator: @unchecked Sendable {
         for id in try store.jobIDs(in: .planning, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .queued) }
         for id in try store.jobIDs(in: .stitching, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .encoding) }
 
-        var nextBeat = Date(), nextSweep = Date(), lastSweep = Date.distantPast, notified = false
+        var nextBeat = Date(), nextSweep = Date(), lastSweep = Date.distantPast
+        var nextNotificationLook = Date()
         var sessions = store.sessions
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
@@ -170,17 +178,26 @@ public final class Coordinator: @unchecked Sendable {
                 try step("heartbeat", \.bookkeeping, store) { try heartbeat(socket, store) }
                 nextBeat = now.addingTimeInterval(options.heartbeatInterval)
             }
-            let polled = Stopwatch.now
-            notified = !(try store.waitForChanges(timeout: 0)).isEmpty || notified
-            let waited = Stopwatch.now - polled
-            phaseTimings.withValue { $0.database += waited; $0.loopDatabase += waited }
+            // A look at what the store has sent (no round trip), at most every 10 ms: a processor cost,
+            // so it is bookkeeping's, not a wait on the store.
+            if now >= nextNotificationLook {
+                nextNotificationLook = now.addingTimeInterval(0.01)
+                let cpu = Stopwatch.threadCPU
+                // A job of ours that is still encoding notifies for every segment it records: nothing
+                // to sweep for (its last segment sets `notified` in flushResults).
+                let changes = try store.waitForJobChanges(timeout: 0)
+                if changes.contains(where: { contexts[$0.id] == nil || $0.state != .encoding }) { notified = true }
+                let used = Stopwatch.threadCPU - cpu
+                phaseTimings.withValue { $0.bookkeeping += used }
+            }
             // Every finished segment notifies (the job's counters change): sweep for those at most
-            // every 50 ms, or the store would be asked about every job once per segment.
+            // every 50 ms, or the store would be asked about every job once per segment. Without a
+            // notification, every 2 s: a safety net for notifications lost while the store was away.
             if now >= nextSweep || (notified && now.timeIntervalSince(lastSweep) >= 0.05) {
                 notified = false
                 lastSweep = now
                 try step("sweep", \.bookkeeping, store) { try sweep(socket, store) }
-                nextSweep = now.addingTimeInterval(0.5)
+                nextSweep = now.addingTimeInterval(2)
                 dirty = true
             }
             if dirty {
@@ -355,6 +372,9 @@ public final class Coordinator: @unchecked Sendable {
             let c = item.completion
             if counted.contains(position) {
                 _ = rename(item.temporary.path, item.final.path)
+                if contexts[c.jobID]?.outstanding.remove(c.index) != nil, contexts[c.jobID]?.outstanding.isEmpty == true {
+                    notified = true
+                }
                 let now = Stopwatch.now
                 phaseTimings.withValue {
                     $0.encodingWall = now - (firstTaskSent ?? now)
@@ -441,11 +461,12 @@ public final class Coordinator: @unchecked Sendable {
 
     func apply(_ event: Event, _ socket: ZMQSocket, _ store: JobStore) throws {
         switch event {
-        case .ready(let id, let plan):
+        case .ready(let id, let plan, let outstanding):
             busy.remove(id)
             do {
                 contexts[id] = JobContext(plan: plan, reader: try SegmentReader(plan: plan),
-                                          segments: Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) }))
+                                          segments: Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) }),
+                                          outstanding: outstanding)
             } catch {
                 try? store.setState(id, to: .failed, error: error.description)
             }
@@ -509,7 +530,7 @@ public final class Coordinator: @unchecked Sendable {
                 let payload: [UInt8]
                 let packingStarted = Stopwatch.threadCPU
                 do {
-                    payload = try context.reader.task(for: segment).serialized()
+                    payload = try context.reader.payload(for: segment)
                 } catch {
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     try? store.setState(lease.jobID, to: .failed, error: error.description)

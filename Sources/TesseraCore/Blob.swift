@@ -14,26 +14,50 @@ public enum Blob {
 
     /// Writes the blob in one allocation, the checksum computed over the written bytes.
     public static func encode(magic: String, header: [UInt8], packets: [MediaPacket]) -> [UInt8] {
+        let dataBytes = packets.reduce(0) { $0 + $1.data.count }
+        return encode(magic: magic, header: header, packets: packets.count, dataBytes: dataBytes) { put in
+            for p in packets { p.data.withUnsafeBytes { put(p.pts, p.dts, p.duration, p.flags, $0) } }
+            return true
+        }!
+    }
+
+    /// A packet record's fields and bytes, as `encode`'s `fill` hands them over.
+    public typealias PutRecord = (_ pts: Int64?, _ dts: Int64?, _ duration: Int64, _ flags: UInt32, _ data: UnsafeRawBufferPointer) -> Void
+
+    /// Writes a blob whose packets come one at a time, straight from wherever their bytes are (a
+    /// demuxer's buffer), into one allocation: `packets` records holding `dataBytes` bytes in all.
+    /// Nil when `fill` returns false, or puts other than that many records and bytes.
+    public static func encode(magic: String, header: [UInt8], packets: Int, dataBytes: Int,
+                              fill: (PutRecord) throws -> Bool) rethrows -> [UInt8]? {
         let magicBytes = Array(magic.utf8.prefix(4))
-        let size = magicBytes.count + 2 + 4 + header.count + 4 + packets.reduce(0) { $0 + recordHead + $1.data.count } + 8
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+        let size = magicBytes.count + 2 + 4 + header.count + 4 + packets * recordHead + dataBytes + 8
+        var complete = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             var out = ByteWriter(UnsafeMutableRawBufferPointer(buffer))
             out.append(magicBytes)
             out.put(currentVersion)
             out.put(UInt32(header.count))
             out.append(header)
-            out.put(UInt32(packets.count))
-            for p in packets {
-                out.put(UInt64(bitPattern: p.pts ?? Int64.min))
-                out.put(UInt64(bitPattern: p.dts ?? Int64.min))
-                out.put(UInt64(bitPattern: p.duration))
-                out.put(p.flags)
-                out.put(UInt32(p.data.count))
-                out.append(p.data)
+            out.put(UInt32(packets))
+            var written = 0, overflow = false
+            let filled = try fill { pts, dts, duration, flags, data in
+                guard !overflow, written < packets, out.offset + recordHead + data.count <= size - 8 else {
+                    overflow = true
+                    return
+                }
+                out.put(UInt64(bitPattern: pts ?? Int64.min))
+                out.put(UInt64(bitPattern: dts ?? Int64.min))
+                out.put(UInt64(bitPattern: duration))
+                out.put(flags)
+                out.put(UInt32(data.count))
+                out.append(data)
+                written += 1
             }
-            out.put(PayloadChecksum.value(UnsafeRawBufferPointer(rebasing: out.base[0..<out.offset])))
+            complete = filled && !overflow && written == packets && out.offset == size - 8
+            if complete { out.put(PayloadChecksum.value(UnsafeRawBufferPointer(rebasing: out.base[0..<out.offset]))) }
             initialized = out.offset
         }
+        return complete ? bytes : nil
     }
 
     public static func decode(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
@@ -156,7 +180,12 @@ struct ByteWriter {
     }
 
     mutating func append(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: base[offset..<(offset + $0.count)]).copyMemory(from: $0) }
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        UnsafeMutableRawBufferPointer(rebasing: base[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
         offset += bytes.count
     }
 }

@@ -13,6 +13,37 @@ public struct ProbeResult: Sendable {
     public var streams: [StreamInfo]
     public var packets: [PacketInfo]
     public var corruptPackets: Int
+    /// The file as it was when probed.
+    public var stamp: FileStamp?
+
+    /// Whether this probe still describes `path`: the same path, and the file's size and modification
+    /// time unchanged since.
+    public func describes(_ path: String) -> Bool {
+        self.path == path && stamp != nil && stamp == FileStamp(path)
+    }
+}
+
+/// A file's size and modification time: enough to tell that a probe is of the file as it is now.
+public struct FileStamp: Sendable, Hashable {
+    var size: Int64
+    var modified: timespec
+
+    public init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    public static func == (a: FileStamp, b: FileStamp) -> Bool {
+        a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(size)
+        hasher.combine(modified.tv_sec)
+        hasher.combine(modified.tv_nsec)
+    }
 }
 
 public enum MediaProbe {
@@ -28,6 +59,7 @@ public enum MediaProbe {
             throw .input(path, "file is empty")
         }
         guard FileManager.default.isReadableFile(atPath: path) else { throw .input(path, "file is not readable") }
+        let stamp = FileStamp(path)
         let input: MediaInput
         do {
             input = try MediaInput(path: path)
@@ -67,6 +99,6 @@ public enum MediaProbe {
         guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }
         return ProbeResult(path: path, formatName: input.formatName, durationSeconds: input.durationSeconds,
                            video: video, audio: input.bestAudioStream, streams: input.streams,
-                           packets: packets, corruptPackets: corrupt)
+                           packets: packets, corruptPackets: corrupt, stamp: stamp)
     }
 }

@@ -27,13 +27,39 @@ public final class SegmentReader {
         self.lookup = lookup
     }
 
+    /// Segment `segment`'s payload as a value (run-out included).
     public func task(for segment: PlannedSegment) throws(TesseraError) -> SegmentTask {
         let runOut = plan.runOut(after: segment)
         let last = plan.lastShippedPacket(segment, runOut)
-        let probed = plan.probe.packets
+        return try read(segment) { () throws -> SegmentTask? in
+            var packets: [MediaPacket] = []
+            packets.reserveCapacity(last - segment.firstPacket + 1)
+            guard try readSegment(segment, through: last, { packets.append($0.mediaPacket) }) else { return nil }
+            return plan.task(segment, runOut, packets: packets)
+        }
+    }
+
+    /// Segment `segment`'s serialized payload, the bytes `task(for:).serialized()` gives, written
+    /// straight from the demuxer's buffers into one allocation sized from the probe: what the
+    /// coordinator sends.
+    public func payload(for segment: PlannedSegment) throws(TesseraError) -> [UInt8] {
+        let runOut = plan.runOut(after: segment)
+        let last = plan.lastShippedPacket(segment, runOut)
+        let header = CanonicalJSON.data(plan.task(segment, runOut, packets: []).header)
+        let shipped = plan.probe.packets[segment.firstPacket...last]
+        let dataBytes = shipped.reduce(0) { $0 + $1.size }
+        return try read(segment) { () throws -> [UInt8]? in
+            try Blob.encode(magic: SegmentTask.magic, header: header, packets: shipped.count, dataBytes: dataBytes) { put in
+                try readSegment(segment, through: last) { p in p.withData { put(p.pts, p.dts, p.duration, p.mediaFlags, $0) } }
+            }
+        }
+    }
+
+    /// Seeks near the segment and runs `attempt`, which reads from there and returns nil when it landed
+    /// after the segment's first packet: by decode time, earlier on each retry, then from the start.
+    func read<R>(_ segment: PlannedSegment, _ attempt: () throws -> R?) throws(TesseraError) -> R {
+        let first = plan.probe.packets[segment.firstPacket]
         let stream = plan.probe.video.index
-        let first = probed[segment.firstPacket]
-        // Seek by decode time, earlier on each retry; then from the start as the last resort.
         let tb = plan.probe.video.timeBase
         let margins: [Double] = [0, 2, 10, 60]
         for margin in margins {
@@ -41,7 +67,7 @@ public final class SegmentReader {
             let target = anchor - Int64(margin / tb.doubleValue)
             do {
                 try input.seek(stream: stream, toOrBefore: target)
-                if let packets = try readSegment(segment, through: last, stream: stream) { return plan.task(segment, runOut, packets: packets) }
+                if let result = try attempt() { return result }
             } catch let error as TesseraError {
                 throw error
             } catch {
@@ -51,7 +77,7 @@ public final class SegmentReader {
         readsFromStart += 1
         do {
             try input.seekToStart()
-            if let packets = try readSegment(segment, through: last, stream: stream) { return plan.task(segment, runOut, packets: packets) }
+            if let result = try attempt() { return result }
         } catch let error as TesseraError {
             throw error
         } catch {
@@ -60,12 +86,12 @@ public final class SegmentReader {
         throw .input(plan.inputPath, "cannot find segment \(segment.index)'s packets (file changed since the probe?)")
     }
 
-    /// Reads from the current position through packet `last`; nil when it landed after the segment's first packet.
-    func readSegment(_ segment: PlannedSegment, through last: Int, stream: Int) throws -> [MediaPacket]? {
+    /// Reads from the current position through packet `last`, handing each of the segment's packets to
+    /// `body`; false when it landed after the segment's first packet.
+    func readSegment(_ segment: PlannedSegment, through last: Int, _ body: (Packet) throws -> Void) throws -> Bool {
         let probed = plan.probe.packets
+        let stream = plan.probe.video.index
         var index: Int?
-        var out: [MediaPacket] = []
-        out.reserveCapacity(last - segment.firstPacket + 1)
         while try input.read(into: packet) {
             guard packet.streamIndex == stream else { continue }
             if let i = index {
@@ -74,15 +100,15 @@ public final class SegmentReader {
                 // Where did we land? Take the earliest probe entry that matches and is not past the segment.
                 let candidates = lookup[Key(pts: packet.pts, dts: packet.dts, size: packet.size)] ?? []
                 guard let at = candidates.first(where: { $0 <= segment.firstPacket }) ?? candidates.first else { continue }
-                if at > segment.firstPacket { return nil }
+                if at > segment.firstPacket { return false }
                 index = at
             }
             let i = index!
-            guard i < probed.count, probed[i].pts == packet.pts, probed[i].dts == packet.dts else {
+            guard i < probed.count, probed[i].pts == packet.pts, probed[i].dts == packet.dts, probed[i].size == packet.size else {
                 throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
             }
-            if i >= segment.firstPacket { out.append(packet.mediaPacket) }
-            if i == last { return out }
+            if i >= segment.firstPacket { try body(packet) }
+            if i == last { return true }
         }
         throw TesseraError.input(plan.inputPath, "ended before segment \(segment.index)'s last packet (file changed?)")
     }

@@ -432,8 +432,16 @@ public final class JobStore {
 
     /// Waits up to `timeout` for job changes; returns the ids of the jobs that changed.
     public func waitForChanges(timeout: TimeInterval) throws(StoreError) -> [String] {
+        try waitForJobChanges(timeout: timeout).map(\.id)
+    }
+
+    /// As `waitForChanges`, with the state each job was in when it notified.
+    public func waitForJobChanges(timeout: TimeInterval) throws(StoreError) -> [(id: String, state: JobState?)] {
         do {
-            return try db.waitForNotifications(timeout: timeout).map { String($0.payload.prefix { $0 != " " }) }
+            return try db.waitForNotifications(timeout: timeout).map {
+                let parts = $0.payload.split(separator: " ", maxSplits: 1)
+                return (String(parts.first ?? ""), parts.count > 1 ? JobState(rawValue: String(parts[1])) : nil)
+            }
         } catch {
             throw StoreError(error, "waiting for job changes")
         }

@@ -15,6 +15,8 @@ struct LocalCluster {
     let logger: Logger
     /// Benchmark only: workers skip the encode and return this many filler bytes per frame.
     var benchBytesPerFrame: Int?
+    /// The input's probe, which the coordinator plans from instead of reading the file again.
+    var knownProbe: ProbeResult?
 
     struct Outcome {
         var job: JobRecord
@@ -45,6 +47,7 @@ struct LocalCluster {
         options.planningWorkers = workers
         options.heartbeatInterval = 0.5
         options.benchmark = benchBytesPerFrame != nil
+        options.knownProbe = knownProbe
         let coordinatorStop = CancellationFlag()
         let coordinatorError = Locked<String?>(nil)
         let coordinator = Coordinator(options: options, logger: logger)
@@ -57,7 +60,7 @@ struct LocalCluster {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(ProcessInfo.processInfo.processIdentifier)-\(n)",
-                                 "--threads", String(threads), "--heartbeat", "0.5",
+                                 "--threads", String(threads), "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness),
                                  "--parent-process", String(ProcessInfo.processInfo.processIdentifier)]
                 + (benchBytesPerFrame.map { ["--bench-skip-encode", String($0)] } ?? [])
             process.standardOutput = FileHandle.nullDevice
@@ -76,8 +79,10 @@ struct LocalCluster {
 
         let startup = Stopwatch.now - started
         var restarts = 0
+        var resting = false
+        var job = try store.job(id)
+        var lastRead = Stopwatch.now
         while true {
-            let job = try store.job(id)
             progress.update(TranscodeProgress(phase: Self.phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
                                               framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
             if job.state.isFinal {
@@ -89,19 +94,41 @@ struct LocalCluster {
             if interrupted.isCancelled { try store.cancel(id) }
             if let error = coordinatorError.current {
                 try? store.setState(id, to: .failed, error: "coordinator: \(error)")
+                job = try store.job(id)
                 continue
             }
+            // Every segment is in: the workers leave while the coordinator stitches, rather than after.
+            // Should the stitch send a damaged segment back to encoding, they start again.
+            if job.state == .stitching, !resting {
+                resting = true
+                for p in processes where p.isRunning { p.terminate() }
+            } else if job.state == .encoding, resting {
+                resting = false
+                for p in processes { p.waitUntilExit() }
+                for n in processes.indices { if let replacement = startWorker(n) { processes[n] = replacement } }
+            }
             // A worker process that died is replaced (its leases come back through the heartbeats).
-            for (n, p) in processes.enumerated() where !p.isRunning && restarts < 3 * workers {
+            for (n, p) in processes.enumerated() where !resting && !p.isRunning && restarts < 3 * workers {
                 restarts += 1
                 if let replacement = startWorker(n) { processes[n] = replacement }
             }
-            if processes.isEmpty || (restarts >= 3 * workers && processes.allSatisfy({ !$0.isRunning })) {
+            if processes.isEmpty || (!resting && restarts >= 3 * workers && processes.allSatisfy({ !$0.isRunning })) {
                 try? store.setState(id, to: .failed, error: "no worker process could run (\(binary))")
             }
-            _ = try store.waitForChanges(timeout: 0.5)
+            // The job is read again when the store says it changed, and every 2 s in case a
+            // notification was lost; the processes are looked after every 0.5 s.
+            let changed = try store.waitForChanges(timeout: 0.5)
+            if changed.contains(id) || Stopwatch.now - lastRead >= 2 {
+                job = try store.job(id)
+                lastRead = Stopwatch.now
+            }
         }
     }
+
+    /// The local workers' encodes run a little nicer than this process and the job store, which share
+    /// the machine's cores with them: the coordinator's turns and the store's answers do not queue
+    /// behind libx264 (the encodes lose nothing when nothing else wants a core).
+    static let encodeNiceness = 5
 
     static func phase(_ state: JobState) -> TranscodeProgress.Phase {
         switch state {

@@ -68,7 +68,9 @@ struct Transcode: ParsableCommand {
             // Everything a user can get wrong is refused here, before anything starts.
             try OutputPath.check(output, input: source)
             plan = try Stopwatch.time(&probeAndPlan) { () throws(TesseraError) in
-                try JobPlanner.plan(try MediaProbe.probe(source), options: JobOptions(spec: spec, workers: workers))
+                // The path the job records, so that the coordinator can take this probe for its own.
+                try JobPlanner.plan(try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path),
+                                    options: JobOptions(spec: spec, workers: workers))
             }
         } catch {
             throw report.fail(error)
@@ -76,9 +78,10 @@ struct Transcode: ParsableCommand {
 
         var run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
         run.benchBytesPerFrame = benchBytesPerFrame
+        run.knownProbe = plan.probe
         let outcome: LocalCluster.Outcome
         do {
-            outcome = try run.transcode(input: URL(fileURLWithPath: source).standardizedFileURL.path,
+            outcome = try run.transcode(input: plan.inputPath,
                                         output: URL(fileURLWithPath: output).standardizedFileURL.path, spec: spec,
                                         database: database, interrupted: interrupted, progress: progress)
         } catch {

@@ -14,6 +14,8 @@ struct Worker: ParsableCommand {
     @Option(help: "Segments encoded at once.") var slots: Int = 1
     @Option(help: "This worker's id (default: host-pid).") var id: String?
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
+    @Option(help: "Scheduling niceness of the encodes, 0-19 (a coordinator or job store on the same machine then never waits for a core).")
+    var nice: Int32 = 0
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
     @Option(help: .hidden) var parentProcess: Int32?
     /// Benchmark only (bench/run): skip the encode and return this many filler bytes per frame.
@@ -22,6 +24,7 @@ struct Worker: ParsableCommand {
     func validate() throws {
         guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
+        guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19") }
     }
 
     func run() throws {
@@ -34,6 +37,7 @@ struct Worker: ParsableCommand {
         var options = ClusterWorker.Options(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
                                             threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
         options.benchBytesPerFrame = benchBytesPerFrame
+        options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         let worker = ClusterWorker(options: options, logger: logger)
         do {

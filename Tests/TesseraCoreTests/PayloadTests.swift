@@ -118,3 +118,25 @@ import Testing
         #expect(a.digest != b.digest)
     }
 }
+
+@Suite struct BlobStreamingTests {
+    /// Packets put one at a time give the same bytes as the array form; a count or size that differs
+    /// from the one announced gives nothing.
+    @Test func packetsPutOneByOneMatchTheArrayForm() throws {
+        let task = PayloadTests().sampleTask()
+        let header = CanonicalJSON.data(task.header)
+        let dataBytes = task.packets.reduce(0) { $0 + $1.data.count }
+        func streamed(_ packets: [MediaPacket], announced: Int, bytes: Int) -> [UInt8]? {
+            Blob.encode(magic: SegmentTask.magic, header: header, packets: announced, dataBytes: bytes) { put in
+                for p in packets { p.data.withUnsafeBytes { put(p.pts, p.dts, p.duration, p.flags, $0) } }
+                return true
+            }
+        }
+        #expect(streamed(task.packets, announced: task.packets.count, bytes: dataBytes) == task.serialized())
+        #expect(streamed(task.packets, announced: task.packets.count + 1, bytes: dataBytes) == nil)
+        #expect(streamed(task.packets, announced: task.packets.count, bytes: dataBytes - 1) == nil)
+        #expect(streamed(task.packets, announced: task.packets.count, bytes: dataBytes + 1) == nil)
+        let refused = Blob.encode(magic: SegmentTask.magic, header: header, packets: 0, dataBytes: 0) { _ in false }
+        #expect(refused == nil)
+    }
+}

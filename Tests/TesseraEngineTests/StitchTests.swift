@@ -58,7 +58,8 @@ import TesseraCore
 }
 
 @Suite(.serialized) struct SegmentReaderTests {
-    /// Read on demand, in reverse order, every segment's packets equal the sequential reader's.
+    /// Read on demand, in reverse order, every segment's packets equal the sequential reader's, as
+    /// values and as payload bytes.
     @Test(arguments: SourceKind.allCases)
     func onDemandReadsMatchTheSequentialPass(_ kind: SourceKind) throws {
         let plan = try JobPlanner.plan(try MediaProbe.probe(try kind.make()), options: quickOptions())
@@ -68,6 +69,8 @@ import TesseraCore
         for segment in plan.cuts.segments.reversed() {
             let task = try reader.task(for: segment)
             #expect(task == sequential[segment.index], "segment \(segment.index)")
+            // The coordinator's payload, written straight from the demuxer, is the same bytes.
+            #expect(try reader.payload(for: segment) == task.serialized(), "segment \(segment.index)'s payload")
         }
         print("segment reader \(kind.rawValue): \(reader.readsFromStart) of \(plan.cuts.segments.count) segments read from the start")
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
