@@ -8,7 +8,8 @@ import Foundation
 /// workers encode, so what they cost the job is the processor time they take from the encoders: they
 /// are that thread's CPU time (wall time there would count every moment the thread waited for a core
 /// the encoders held). `database` is every wait on the job store in wall time, serial or not, and is
-/// left out of the other phases.
+/// left out of the other phases; the loop's look at notifications already received (no round trip)
+/// is bookkeeping.
 public struct PhaseTimings: Codable, Hashable, Sendable {
     public var startup: Double = 0
     public var cliProbeAndPlan: Double = 0
