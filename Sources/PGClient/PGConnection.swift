@@ -7,7 +7,8 @@ public struct PGNotification: Sendable {
     public let payload: String
 }
 
-/// One libpq connection. Parameterised statements only (PQexecParams): values never become SQL text.
+/// One libpq connection. Parameterised statements only (prepared once per session, run with
+/// PQexecPrepared): values never become SQL text.
 /// Not thread-safe: use it from one thread at a time. Blocking: call it from a dedicated thread, never
 /// from Swift's cooperative pool. After a lost connection it reconnects (with back-off, up to
 /// `reconnectTimeout`) before the next statement.
@@ -22,6 +23,9 @@ public final class PGConnection {
     /// Sessions opened so far: more than one means the connection was lost and made again (with
     /// `synchronous_commit = off`, the last commits may have been lost with the server).
     public private(set) var sessionsOpened = 1
+    /// Statements prepared in this session, by their text: each is parsed and planned once per
+    /// session, not on every run (the job store runs the same few statements thousands of times).
+    private var prepared: [String: String] = [:]
 
     public init(conninfo: String, reconnectTimeout: TimeInterval = 30) throws(PGError) {
         self.conninfo = conninfo
@@ -70,6 +74,7 @@ public final class PGConnection {
     /// Reconnects with back-off until `reconnectTimeout`, then LISTENs again on every channel.
     private func reconnect() throws(PGError) {
         if conn != nil { PQfinish(conn); conn = nil }
+        prepared.removeAll()
         let deadline = Date().addingTimeInterval(reconnectTimeout)
         var delay = 0.05
         var lastError = PGError(.connection, message: "no attempt", operation: "reconnect")
@@ -115,8 +120,9 @@ public final class PGConnection {
         let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { cStrings.forEach { free($0) } }
         let values = cStrings.map { UnsafePointer($0) }
+        let name = try statementName(sql, parameters: parameters.count)
         let result = values.withUnsafeBufferPointer { buffer in
-            PQexecParams(conn, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+            PQexecPrepared(conn, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0)
         }
         defer { PQclear(result) }
         guard let result else {
@@ -132,6 +138,22 @@ public final class PGConnection {
             let lost = PQstatus(conn) != CONNECTION_OK
             throw PGError(lost ? .connectionLost : .statement, sqlState: state, message: message, operation: "query")
         }
+    }
+
+    /// The name `sql` is prepared under in this session, preparing it on first use.
+    private func statementName(_ sql: String, parameters: Int) throws(PGError) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "tessera_\(prepared.count + 1)"
+        let result = PQprepare(conn, name, sql, Int32(parameters), nil)
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            let message = result.map { String(cString: PQresultErrorMessage($0)) } ?? String(cString: PQerrorMessage(conn))
+            let lost = PQstatus(conn) != CONNECTION_OK
+            throw PGError(lost ? .connectionLost : .statement, sqlState: state, message: message, operation: "prepare")
+        }
+        prepared[sql] = name
+        return name
     }
 
     /// Runs a script of several statements (simple query protocol, no parameters): for the SQL

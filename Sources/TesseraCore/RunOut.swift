@@ -20,13 +20,17 @@ public struct RunOut: Codable, Hashable, Sendable {
     /// position its packet can come in decode order.
     static let reorderDepth = 16
 
+    /// Fewer frames than one mini-GOP (3 B-frames and a P) tell the encoder nothing worth their packets.
+    public static let minimumFrames = 4
+
     /// The run-out after `segment`: the `frames` frames shown right after its end, at most a quarter of
     /// the segment's own length, and the packets up to the last one of them in decode order. Nil for
-    /// the last segment and when there is nothing to show.
-    public static func after(_ segment: PlannedSegment, packets probed: [PacketInfo], frames: Int) -> RunOut? {
+    /// the last segment, and when fewer than `minimum` frames would be shown (short segments).
+    public static func after(_ segment: PlannedSegment, packets probed: [PacketInfo], frames: Int,
+                             minimum: Int = minimumFrames) -> RunOut? {
         let wanted = min(frames, segment.frameCount / 4)
         let from = segment.lastPacket + 1
-        guard wanted > 0, from < probed.count else { return nil }
+        guard wanted > 0, wanted >= min(minimum, frames), from < probed.count else { return nil }
         let window = probed[from..<min(probed.count, from + wanted + reorderDepth)]
         func shown(_ p: PacketInfo) -> Int64? {
             guard !p.discard, let pts = p.pts, pts >= segment.endPTS else { return nil }

@@ -21,14 +21,16 @@ struct RunOutTests {
 
     /// The frames shown next are 9 and 10; 10 is a B-frame whose packet comes fourth in the next GOP.
     @Test func takesTheNextFramesInDisplayOrderAndThePacketsTheyNeed() {
-        let runOut = RunOut.after(Self.segment(0), packets: Self.packets, frames: 2)
+        let runOut = RunOut.after(Self.segment(0), packets: Self.packets, frames: 2, minimum: 1)
         #expect(runOut == RunOut(packets: 4, endPTS: 11))
     }
 
-    /// At most a quarter of the segment's own frames: 9 / 4 = 2 however many the encoder would look at.
+    /// At most a quarter of the segment's own frames: 9 / 4 = 2 however many the encoder would look at;
+    /// none when that is under the minimum, unless the encoder looks at no more than that anyway.
     @Test func isCappedAtAQuarterOfTheSegment() {
-        #expect(RunOut.after(Self.segment(0), packets: Self.packets, frames: 40) == RunOut(packets: 4, endPTS: 11))
+        #expect(RunOut.after(Self.segment(0), packets: Self.packets, frames: 40, minimum: 1) == RunOut(packets: 4, endPTS: 11))
         #expect(RunOut.after(Self.segment(0), packets: Self.packets, frames: 1) == RunOut(packets: 1, endPTS: 10))
+        #expect(RunOut.after(Self.segment(0), packets: Self.packets, frames: 40) == nil)
     }
 
     @Test func noneAfterTheLastSegmentOrWithoutLookahead() {
@@ -40,7 +42,7 @@ struct RunOutTests {
     @Test func skipsDiscardedFrames() {
         var packets = Self.packets
         packets[9].discard = true
-        #expect(RunOut.after(Self.segment(0), packets: packets, frames: 2) == RunOut(packets: 4, endPTS: 12))
+        #expect(RunOut.after(Self.segment(0), packets: packets, frames: 2, minimum: 1) == RunOut(packets: 4, endPTS: 12))
     }
 
     /// A payload carries the run-out's packets after the segment's, survives serialisation with them, and
