@@ -125,19 +125,19 @@ public final class PGConnection {
             PQexecPrepared(conn, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0)
         }
         defer { PQclear(result) }
-        guard let result else {
-            throw PGError(PQstatus(conn) == CONNECTION_OK ? .statement : .connectionLost,
-                          message: String(cString: PQerrorMessage(conn)), operation: "query")
+        guard let result, [PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus(result)) else {
+            throw failure(result, operation: "query")
         }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return PGRows(result)
-        default:
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            let message = String(cString: PQresultErrorMessage(result))
-            let lost = PQstatus(conn) != CONNECTION_OK
-            throw PGError(lost ? .connectionLost : .statement, sqlState: state, message: message, operation: "query")
-        }
+        return PGRows(result)
+    }
+
+    /// The error a failed (or missing) result stands for: its SQLSTATE and message, and whether the
+    /// connection went with it.
+    private func failure(_ result: OpaquePointer?, operation: String) -> PGError {
+        let kind: PGError.Kind = PQstatus(conn) == CONNECTION_OK ? .statement : .connectionLost
+        guard let result else { return PGError(kind, message: String(cString: PQerrorMessage(conn)), operation: operation) }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        return PGError(kind, sqlState: state, message: String(cString: PQresultErrorMessage(result)), operation: operation)
     }
 
     /// The name `sql` is prepared under in this session, preparing it on first use.
@@ -146,12 +146,7 @@ public final class PGConnection {
         let name = "tessera_\(prepared.count + 1)"
         let result = PQprepare(conn, name, sql, Int32(parameters), nil)
         defer { PQclear(result) }
-        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
-            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-            let message = result.map { String(cString: PQresultErrorMessage($0)) } ?? String(cString: PQerrorMessage(conn))
-            let lost = PQstatus(conn) != CONNECTION_OK
-            throw PGError(lost ? .connectionLost : .statement, sqlState: state, message: message, operation: "prepare")
-        }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else { throw failure(result, operation: "prepare") }
         prepared[sql] = name
         return name
     }

@@ -42,3 +42,12 @@ public struct RunOut: Codable, Hashable, Sendable {
         return RunOut(packets: lastIndex - segment.lastPacket, endPTS: end)
     }
 }
+
+extension PlannedSegment {
+    /// The decode-order index of the last packet the segment's payload carries: its own last packet,
+    /// or its run-out's.
+    public func lastShippedPacket(_ runOut: RunOut?) -> Int { lastPacket + (runOut?.packets ?? 0) }
+
+    /// Packets the segment's payload carries: its own and its run-out's.
+    public func shippedPackets(_ runOut: RunOut?) -> Int { lastShippedPacket(runOut) - firstPacket + 1 }
+}

@@ -59,11 +59,6 @@ public struct SegmentTask: BlobPayload {
         self.packets = packets
     }
 
-    /// Packets the payload carries: the segment's and its run-out's.
-    public static func shippedPackets(_ segment: PlannedSegment, _ runOut: RunOut?) -> Int {
-        segment.packetCount + (runOut?.packets ?? 0)
-    }
-
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
         let s = header.segment
         guard s.index >= 0, s.firstPacket >= 0, s.lastPacket >= s.firstPacket, s.frameCount > 0, s.endPTS > s.startPTS,
@@ -73,7 +68,7 @@ public struct SegmentTask: BlobPayload {
         if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
             throw .badHeader("run-out fields out of range")
         }
-        let shipped = Self.shippedPackets(s, header.runOut)
+        let shipped = s.shippedPackets(header.runOut)
         guard packets.count == shipped else {
             throw .badHeader("\(packets.count) packets for a segment of \(shipped)")
         }

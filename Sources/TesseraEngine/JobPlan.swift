@@ -46,11 +46,6 @@ public struct JobPlan: Sendable {
         return RunOut.after(segment, packets: probe.packets, frames: settings.lookaheadFrames)
     }
 
-    /// The decode-order index of the last packet segment `segment`'s payload carries.
-    func lastShippedPacket(_ segment: PlannedSegment, _ runOut: RunOut?) -> Int {
-        segment.lastPacket + (runOut?.packets ?? 0)
-    }
-
     /// Segment `segment`'s payload from its packets (run-out included).
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,

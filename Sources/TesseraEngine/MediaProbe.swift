@@ -26,23 +26,15 @@ public struct ProbeResult: Sendable {
 /// A file's size and modification time: enough to tell that a probe is of the file as it is now.
 public struct FileStamp: Sendable, Hashable {
     var size: Int64
-    var modified: timespec
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
 
     public init?(_ path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         size = Int64(info.st_size)
-        modified = info.st_mtim
-    }
-
-    public static func == (a: FileStamp, b: FileStamp) -> Bool {
-        a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(size)
-        hasher.combine(modified.tv_sec)
-        hasher.combine(modified.tv_nsec)
+        modifiedSeconds = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
     }
 }
 

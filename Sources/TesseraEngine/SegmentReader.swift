@@ -30,10 +30,10 @@ public final class SegmentReader {
     /// Segment `segment`'s payload as a value (run-out included).
     public func task(for segment: PlannedSegment) throws(TesseraError) -> SegmentTask {
         let runOut = plan.runOut(after: segment)
-        let last = plan.lastShippedPacket(segment, runOut)
+        let last = segment.lastShippedPacket(runOut)
         return try read(segment) { () throws -> SegmentTask? in
             var packets: [MediaPacket] = []
-            packets.reserveCapacity(last - segment.firstPacket + 1)
+            packets.reserveCapacity(segment.shippedPackets(runOut))
             guard try readSegment(segment, through: last, { packets.append($0.mediaPacket) }) else { return nil }
             return plan.task(segment, runOut, packets: packets)
         }
@@ -44,7 +44,7 @@ public final class SegmentReader {
     /// coordinator sends.
     public func payload(for segment: PlannedSegment) throws(TesseraError) -> [UInt8] {
         let runOut = plan.runOut(after: segment)
-        let last = plan.lastShippedPacket(segment, runOut)
+        let last = segment.lastShippedPacket(runOut)
         let header = CanonicalJSON.data(plan.task(segment, runOut, packets: []).header)
         let shipped = plan.probe.packets[segment.firstPacket...last]
         let dataBytes = shipped.reduce(0) { $0 + $1.size }

@@ -16,7 +16,7 @@ public final class SegmentSource {
     public func forEachTask(_ body: (SegmentTask) throws(TesseraError) -> Void) throws(TesseraError) {
         let segments = plan.cuts.segments
         let runOuts = segments.map(plan.runOut(after:))
-        let lastShipped = segments.indices.map { plan.lastShippedPacket(segments[$0], runOuts[$0]) }
+        let lastShipped = segments.indices.map { segments[$0].lastShippedPacket(runOuts[$0]) }
         let videoIndex = plan.probe.video.index
         let expected = plan.probe.packets
         var nextToOpen = 0
