@@ -57,6 +57,8 @@ public final class ClusterWorker: @unchecked Sendable {
     let options: Options
     let logger: Logger
     let completions = Locked<[ClusterMessage]>([])
+    /// Rung by an encoder thread when it queued its result: the loop sends it at once.
+    let resultReady = Doorbell()
     var inFlight: [ClusterMessage.SegmentRef: CancellationFlag] = [:]
 
     public init(options: Options, logger: Logger = Logger(label: "tessera.worker")) {
@@ -131,8 +133,13 @@ public final class ClusterWorker: @unchecked Sendable {
                 nextBeat = Date().addingTimeInterval(interval)
             }
             if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
-            // Results are sent from this loop: with encodes running, look for them often.
-            guard let frames = try socket.receive(timeout: min(inFlight.isEmpty ? 0.05 : 0.005, interval)) else { continue }
+            // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
+            // doorbell, it looks every 5 ms while encodes run).
+            let wait = resultReady.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
+            guard let frames = try socket.receive(timeout: min(wait, interval), wake: resultReady.isValid ? resultReady.fd : nil) else {
+                resultReady.answer()
+                continue
+            }
             lastHeard = Date()
             heardFromCoordinator = true
             let message: ClusterMessage
@@ -160,7 +167,7 @@ public final class ClusterWorker: @unchecked Sendable {
         inFlight[ref]?.cancel()
         let flag = CancellationFlag()
         inFlight[ref] = flag
-        let completions = self.completions
+        let completions = self.completions, resultReady = self.resultReady
         let logger = self.logger
         let threads = options.threads
         let benchBytesPerFrame = options.benchBytesPerFrame
@@ -181,6 +188,7 @@ public final class ClusterWorker: @unchecked Sendable {
                 message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))
             }
             completions.withValue { $0.append(message) }
+            resultReady.ring()
         }
     }
 

@@ -52,9 +52,8 @@ extension Coordinator {
     /// The spooled bytes of a done segment, read once; nil when missing or not the result the store
     /// recorded. Only the checksum the file carries is compared here: decoding it checks the bytes.
     static func spooled(_ segment: SegmentRecord) -> [UInt8]? {
-        guard let path = segment.resultPath, let checksum = segment.checksum,
-              let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
+        guard let path = segment.resultPath, let checksum = segment.checksum, let size = segment.sizeBytes,
+              let bytes = SpoolLog.read(path, offset: segment.resultOffset, count: Int(size)) else { return nil }
         return Blob.storedChecksum(bytes).map(PayloadChecksum.hex) == checksum ? bytes : nil
     }
 

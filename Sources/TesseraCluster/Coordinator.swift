@@ -27,6 +27,12 @@ public final class Coordinator: @unchecked Sendable {
         /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
         public var planningWorkers: Int = 8
         public var maximumMessageSize: Int64 = 1 << 30
+        /// Payload bytes the coordinator lets libzmq hold, sent but not yet on the wire: beyond it, no
+        /// new task is packed until some have left (one always may when it is not full). Bounds its
+        /// memory whatever the number of workers and the segments' size: a network slower than packing
+        /// gains nothing from payloads waiting in memory. A worker that stops reading holds its payload
+        /// here until it is found silent.
+        public var sendWindowBytes: Int = 64 << 20
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
@@ -61,6 +67,8 @@ public final class Coordinator: @unchecked Sendable {
         var segments: [Int: PlannedSegment]
         /// Segments not yet recorded done: when the last one is, the job is swept at once.
         var outstanding: Set<Int>
+        /// A payload's size on average (its video packets), to lease no more than the send window takes.
+        var payloadBytes: Int
     }
 
     enum Event {
@@ -86,23 +94,13 @@ public final class Coordinator: @unchecked Sendable {
     let phaseTimings = Locked(PhaseTimings())
     /// When the first task went out (run() thread only).
     var firstTaskSent: Double?
-    /// Each job's recorded SPS/PPS (hex), once known: the store never changes it after the first.
-    var referenceHeaders: [String: String] = [:]
+    /// Free slots waited on the send window at the last dispatch: look again soon, not only on the next
+    /// message.
+    var windowFull = false
     /// When the heartbeat next looks for expired leases.
     var nextReap = Date.distantPast
-    /// Jobs whose spool directory this loop made (no mkdir per result).
-    var spoolDirectories: Set<String> = []
-    /// Results checked and spooled (in temporary files), to record in one statement (`flushResults`).
-    var spooled: [SpooledResult] = []
-
-    struct SpooledResult {
-        var completion: JobStore.Completion
-        var temporary: URL
-        var final: URL
-    }
-
-    /// Results recorded in one statement at most; a longer run of messages flushes on the way.
-    static let resultBatch = 64
+    /// Checks, spools and records results on its own thread (set by `run`).
+    var spooler: ResultSpooler!
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -136,7 +134,10 @@ public final class Coordinator: @unchecked Sendable {
         // a step back, where this or another coordinator takes it up again. The planning, stitching
         // and control sessions keep durable commits.
         try store.commitWithoutWaitingForFlush()
+        try store.planStatementsOnce()
         try store.listen()
+        spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings)
+        defer { spooler.stop() }
         let context = try ZMQContext()
         defer { context.close() }
         let socket = try ZMQSocket(context, .router)
@@ -158,13 +159,13 @@ public final class Coordinator: @unchecked Sendable {
         var sessions = store.sessions
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
-            var timeout = 0.02
+            var timeout = windowFull ? 0.002 : 0.02
             while let frames = try socket.receive(timeout: timeout) {
                 timeout = 0
                 try step("message", \.results, store) { try handle(frames, socket, store) }
             }
-            // The results that arrived together, recorded in one statement.
-            try step("results", \.results, store) { try flushResults(store) }
+            // What came of the results the spooler handled meanwhile.
+            try step("results", \.results, store) { try takeOutcomes() }
             if store.sessions != sessions {
                 sessions = store.sessions
                 try step("reconnect", \.bookkeeping, store) { try reconcileLeases(store) }
@@ -184,7 +185,7 @@ public final class Coordinator: @unchecked Sendable {
                 nextNotificationLook = now.addingTimeInterval(0.01)
                 let cpu = Stopwatch.threadCPU
                 // A job of ours that is still encoding notifies for every segment it records: nothing
-                // to sweep for (its last segment sets `notified` in flushResults).
+                // to sweep for (its last segment sets `notified` in takeOutcomes).
                 let changes = try store.waitForJobChanges(timeout: 0)
                 if changes.contains(where: { contexts[$0.id] == nil || $0.state != .encoding }) { notified = true }
                 let used = Stopwatch.threadCPU - cpu
@@ -206,6 +207,8 @@ public final class Coordinator: @unchecked Sendable {
             }
         }
         logger.info("coordinator stopping")
+
+
         // Planning and stitching threads finish before the process may exit (no half-written output).
         backgroundThreads.wait()
     }
@@ -262,7 +265,7 @@ public final class Coordinator: @unchecked Sendable {
         switch message {
         case .result, .heartbeat: break
         // Anything else may hand a lease back: the results before it are recorded first.
-        default: try flushResults(store)
+        default: try spooler.drain()
         }
         switch message {
         case .ready(let ready):
@@ -289,7 +292,7 @@ public final class Coordinator: @unchecked Sendable {
             }
         case .result(let header, let payload):
             peers[worker]?.inFlight[header.segment] = nil
-            try accept(header, payload, from: worker, store)
+            spooler.submit(.init(worker: worker, header: header, payload: payload))
         case .failure(let failure):
             peers[worker]?.inFlight[failure.segment] = nil
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, error: failure.error) {
@@ -306,85 +309,22 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    /// Checks a result and records it; a late duplicate or a result with other headers is refused.
-    func accept(_ header: ClusterMessage.ResultHeader, _ payload: [UInt8], from worker: String, _ store: JobStore) throws {
-        let ref = header.segment
-        let checksum: String
-        let encoded: EncodedSegment.Header
-        do {
-            // One pass over the bytes (the checksum); the packets are framed right but not copied.
-            let checked = try EncodedSegment.checkedHeader(payload)
-            checksum = PayloadChecksum.hex(checked.checksum)
-            encoded = checked.header
-            guard checksum == header.checksum else { throw PayloadError.checksumMismatch }
-            guard encoded.jobID == ref.jobID, encoded.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
-        } catch {
-            try flushResults(store)
-            try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
-            return
-        }
-        let hex = encoded.extradata.hexString
-        let reference: String
-        if let known = referenceHeaders[ref.jobID] {
-            reference = known
-        } else {
-            reference = try store.referenceExtradata(ref.jobID, proposing: hex)
-            referenceHeaders[ref.jobID] = reference
-        }
-        guard reference == hex else {
-            try flushResults(store)
-            peers[worker]?.incompatible = true
-            try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
-            logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
-            return
-        }
-        let directory = options.spool.appendingPathComponent(ref.jobID)
-        let final = directory.appendingPathComponent(String(format: "segment-%06d.tres", ref.index))
-        let temporary = directory.appendingPathComponent(String(format: ".segment-%06d.%@.part", ref.index, UUID().uuidString))
-        if !spoolDirectories.contains(ref.jobID) {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            spoolDirectories.insert(ref.jobID)
-        }
-        try SpoolFile.write(payload, to: temporary.path)
-        let result = SegmentResult(path: final.path, checksum: checksum, sizeBytes: Int64(payload.count),
-                                   encodeSeconds: encoded.encodeSeconds)
-        // Spooled first, recorded after: a segment the store calls done always has its result on disk.
-        spooled.append(SpooledResult(completion: .init(jobID: ref.jobID, index: ref.index, worker: worker, result: result),
-                                     temporary: temporary, final: final))
-        if spooled.count >= Self.resultBatch { try flushResults(store) }
-    }
-
-    /// Records the spooled results in one statement; moves each that counted to its final name and
-    /// deletes the late duplicates.
-    func flushResults(_ store: JobStore) throws {
-        guard !spooled.isEmpty else { return }
-        let batch = spooled
-        spooled = []
-        let counted: Set<Int>
-        do {
-            counted = try store.complete(batch.map(\.completion))
-        } catch {
-            // Not recorded: the segments stay leased and return when their leases do.
-            for item in batch { try? FileManager.default.removeItem(at: item.temporary) }
-            throw error
-        }
-        for (position, item) in batch.enumerated() {
-            let c = item.completion
-            if counted.contains(position) {
-                _ = rename(item.temporary.path, item.final.path)
-                if contexts[c.jobID]?.outstanding.remove(c.index) != nil, contexts[c.jobID]?.outstanding.isEmpty == true {
+    /// Notes what came of the results the spooler handled: the segments still to come of each job
+    /// (its last one calls for a sweep), workers whose headers differ, and the encoding's timings.
+    func takeOutcomes() throws {
+        for outcome in try spooler.takeOutcomes() {
+            switch outcome {
+            case .recorded(let ref, let encodeSeconds, let bytes, let at):
+                if contexts[ref.jobID]?.outstanding.remove(ref.index) != nil, contexts[ref.jobID]?.outstanding.isEmpty == true {
                     notified = true
                 }
-                let now = Stopwatch.now
                 phaseTimings.withValue {
-                    $0.encodingWall = now - (firstTaskSent ?? now)
-                    $0.workerEncode += c.result.encodeSeconds
-                    $0.resultBytes += c.result.sizeBytes
+                    $0.encodingWall = at - (firstTaskSent ?? at)
+                    $0.workerEncode += encodeSeconds
+                    $0.resultBytes += bytes
                 }
-            } else {
-                // No longer this worker's lease: a late duplicate.
-                try? FileManager.default.removeItem(at: item.temporary)
-                logger.info("ignored a late result", metadata: ["worker.id": "\(c.worker)", "job.id": "\(c.jobID)", "segment.index": "\(c.index)"])
+            case .incompatible(let worker):
+                peers[worker]?.incompatible = true
             }
         }
     }
@@ -393,6 +333,7 @@ public final class Coordinator: @unchecked Sendable {
     /// our last commits, see `run`): leases in a connected worker's name that it is not working on go
     /// back now, as when a worker joins, instead of waiting out the lease.
     func reconcileLeases(_ store: JobStore) throws {
+        try spooler.drain()
         for (id, peer) in peers { _ = try returnLeases(of: id, notIn: Set(peer.inFlight.keys), store) }
     }
 
@@ -416,6 +357,7 @@ public final class Coordinator: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(-options.heartbeatInterval * Double(options.liveness))
         for (id, peer) in peers {
             if peer.lastHeard < deadline {
+                try spooler.drain()
                 let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent")
                 peers[id] = nil
                 logger.warning("worker silent, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
@@ -463,10 +405,12 @@ public final class Coordinator: @unchecked Sendable {
         switch event {
         case .ready(let id, let plan, let outstanding):
             busy.remove(id)
+            spooler.resume(id)
             do {
+                let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 contexts[id] = JobContext(plan: plan, reader: try SegmentReader(plan: plan),
                                           segments: Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) }),
-                                          outstanding: outstanding)
+                                          outstanding: outstanding, payloadBytes: videoBytes / max(plan.cuts.segments.count, 1))
             } catch {
                 try? store.setState(id, to: .failed, error: error.description)
             }
@@ -481,7 +425,6 @@ public final class Coordinator: @unchecked Sendable {
         case .released(let id):
             busy.remove(id)
             contexts[id] = nil
-            referenceHeaders[id] = nil
         }
     }
 
@@ -494,12 +437,13 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    /// Forgets a job that ended: its encodes stop, its spool goes.
+    /// Forgets a job that ended: its encodes stop, its late results are dropped, its spool goes.
     func drop(_ job: String, _ socket: ZMQSocket) {
         cancelInFlight(job, socket)
         contexts[job] = nil
-        referenceHeaders[job] = nil
-        spoolDirectories.remove(job)
+        // Its results already received are handled first (none is written into the spool after it goes).
+        try? spooler.drain()
+        spooler.end(job)
         try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
     }
 
@@ -515,6 +459,18 @@ public final class Coordinator: @unchecked Sendable {
         while !free.isEmpty {
             for n in free.indices { slots.append(free[n].id); free[n].free -= 1 }
             free.removeAll { $0.free == 0 }
+        }
+        // No more than the send window takes (one at least when it is not full).
+        windowFull = false
+        guard !slots.isEmpty else { return }
+        let held = socket.heldBytes, payload = max(contexts.values.map(\.payloadBytes).max() ?? 1, 1)
+        let window = options.sendWindowBytes
+        let fitting = held >= window ? 0 : max(1, (window - held) / payload)
+        if slots.count > fitting {
+            slots.removeLast(slots.count - fitting)
+            windowFull = true
+            dirty = true
+            guard !slots.isEmpty else { return }
         }
         var failure: (any Error)?
         for (id, lease) in try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit) {

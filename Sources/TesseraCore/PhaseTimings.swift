@@ -4,8 +4,8 @@ import Foundation
 ///
 /// The serial phases (`startup`, `cliProbeAndPlan`, `probeAndPlan`, `audio`, `stitch`, `verification`,
 /// `shutdown`) are wall time: nothing else of the job happens meanwhile. The loop phases
-/// (`payloadPacking`, `dispatch`, `results`, `bookkeeping`) run on the coordinator's thread while the
-/// workers encode, so what they cost the job is the processor time they take from the encoders: they
+/// (`payloadPacking`, `dispatch`, `results`, `bookkeeping`) run on the coordinator's thread (results
+/// also on the result spooler's) while the workers encode, so what they cost the job is the processor time they take from the encoders: they
 /// are that thread's CPU time (wall time there would count every moment the thread waited for a core
 /// the encoders held). `database` is every wait on the job store in wall time, serial or not, and is
 /// left out of the other phases; the loop's look at notifications already received (no round trip)
@@ -18,8 +18,10 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var payloadPacking: Double = 0
     /// Sending tasks to workers.
     public var dispatch: Double = 0
-    /// Checking, spooling and recording results.
+    /// Checking, spooling and recording results: on the loop's thread and on the result spooler's.
     public var results: Double = 0
+    /// The part of `results` on the result spooler's thread (beside the loop, not in its way).
+    public var spoolerCPU: Double = 0
     /// Heartbeats, sweeps, liveness.
     public var bookkeeping: Double = 0
     public var audio: Double = 0
@@ -29,6 +31,8 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var database: Double = 0
     /// The coordinator loop's own waits on the store: the part of `database` each segment costs it.
     public var loopDatabase: Double = 0
+    /// The result spooler's waits on the store (recording results): the rest of `database` each segment costs.
+    public var spoolerDatabase: Double = 0
     public var shutdown: Double = 0
     /// From the first task sent to the last result received.
     public var encodingWall: Double = 0

@@ -62,6 +62,14 @@ public final class JobStore {
         do { try db.set("synchronous_commit", to: "off") } catch { throw StoreError(error, "relaxing commit durability") }
     }
 
+    /// Prepared statements on this connection run one generic plan, made once, instead of being planned
+    /// again with each execution's values (`plan_cache_mode`). For the coordinator's sessions, which run
+    /// the same few statements hundreds of times a second: every one is a lookup by key or through a
+    /// partial index whose plan does not depend on the values, and planning cost more than executing.
+    public func planStatementsOnce() throws(StoreError) {
+        do { try db.set("plan_cache_mode", to: "force_generic_plan") } catch { throw StoreError(error, "choosing generic plans") }
+    }
+
     // MARK: Jobs
 
     /// Queues a job; returns its id.
@@ -224,7 +232,7 @@ public final class JobStore {
     /// A done segment whose spooled result is missing or damaged goes back to pending.
     public func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError) {
         _ = try run("re-queuing the segment", """
-            UPDATE segments SET state = 'pending', result_path = NULL, checksum = NULL, size_bytes = NULL, last_error = $3
+            UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL, last_error = $3
             WHERE job_id = $1::uuid AND index = $2 AND state = 'done'
             """, [jobID, String(index), reason])
     }
@@ -260,23 +268,22 @@ public final class JobStore {
         // The ranking cannot sit beside FOR UPDATE (no window functions there), so `ranked` orders the
         // candidates unlocked and `picked` locks them in that order, skipping rows others hold; the
         // lock re-checks `state = 'pending'` on rows changed meanwhile. Each part is computed once
-        // (MATERIALIZED), and only the first 2 × slots of each job are candidates (no job gives more
-        // than all the slots; the margin is for rows a concurrent lessor holds, and a lessor that still
-        // comes up short gets the rest on its next round): a fresh job's rows have no statistics yet,
-        // and the planner's nested loops over every pending segment cost ~10-100 ms a statement.
+        // (MATERIALIZED). Only the first 2 × slots of each job are candidates (no job gives more than
+        // all the slots; the margin is for rows a concurrent lessor holds, and a lessor that still comes
+        // up short gets the rest on its next round), read per job in the order of the pending index
+        // (LATERAL … LIMIT), so a statement reads a few rows of each job, not all its pending ones.
         let rows = try run("leasing segments", """
-            WITH leased AS MATERIALIZED (
-                SELECT job_id, count(*) AS n FROM segments
-                WHERE state = 'leased' AND ($4::uuid[] IS NULL OR job_id = ANY($4::uuid[])) GROUP BY job_id
+            WITH open_jobs AS MATERIALIZED (
+                SELECT j.id, j.created_at, (SELECT count(*) FROM segments l WHERE l.job_id = j.id AND l.state = 'leased') AS n
+                FROM jobs j WHERE j.state = 'encoding' AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
             ), ranked AS MATERIALIZED (
-                SELECT job_id, index, created_at, frame_count, n + rank AS place FROM (
-                    SELECT s1.job_id, s1.index, j.created_at, s1.frame_count, coalesce(l.n, 0) AS n,
-                        row_number() OVER (PARTITION BY s1.job_id ORDER BY s1.frame_count DESC, s1.index) AS rank
-                    FROM segments s1 JOIN jobs j ON j.id = s1.job_id LEFT JOIN leased l ON l.job_id = s1.job_id
-                    WHERE s1.state = 'pending' AND j.state = 'encoding' AND ($4::uuid[] IS NULL OR s1.job_id = ANY($4::uuid[]))
-                      AND s1.attempts < $5
-                ) candidates
-                WHERE rank <= 2 * $3::int
+                SELECT c.job_id, c.index, o.created_at, c.frame_count, o.n + c.rank AS place
+                FROM open_jobs o CROSS JOIN LATERAL (
+                    SELECT s1.job_id, s1.index, s1.frame_count, row_number() OVER (ORDER BY s1.frame_count DESC, s1.index) AS rank
+                    FROM (SELECT job_id, index, frame_count FROM segments
+                          WHERE job_id = o.id AND state = 'pending' AND attempts < $5
+                          ORDER BY frame_count DESC, index LIMIT 2 * $3::int) s1
+                ) c
             ), picked AS (
                 SELECT s2.job_id, s2.index, r.place, r.created_at, r.frame_count
                 FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
@@ -323,19 +330,21 @@ public final class JobStore {
         guard !completions.isEmpty else { return [] }
         let c = completions
         let rows = try run("recording the segments", """
-            UPDATE segments s SET state = 'done', lease_expires_at = NULL, result_path = r.path, checksum = r.checksum,
-                size_bytes = r.size_bytes, encode_seconds = r.encode_seconds
+            UPDATE segments s SET state = 'done', lease_expires_at = NULL, result_path = r.path, result_offset = r.result_offset,
+                checksum = r.checksum, size_bytes = r.size_bytes, encode_seconds = r.encode_seconds
             FROM (
                 SELECT DISTINCT ON (job_id, index, worker) *
-                FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::double precision[])
-                    WITH ORDINALITY AS u(job_id, index, worker, path, checksum, size_bytes, encode_seconds, position)
+                FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::double precision[],
+                            $8::bigint[])
+                    WITH ORDINALITY AS u(job_id, index, worker, path, checksum, size_bytes, encode_seconds, result_offset, position)
                 ORDER BY job_id, index, worker, position
             ) r
             WHERE s.job_id = r.job_id AND s.index = r.index AND s.state = 'leased' AND s.worker_id = r.worker
             RETURNING r.position
             """, [Self.array(c.map(\.jobID)), Self.array(c.map { String($0.index) }), Self.array(c.map(\.worker)),
                   Self.array(c.map(\.result.path)), Self.array(c.map(\.result.checksum)),
-                  Self.array(c.map { String($0.result.sizeBytes) }), Self.array(c.map { String($0.result.encodeSeconds) })])
+                  Self.array(c.map { String($0.result.sizeBytes) }), Self.array(c.map { String($0.result.encodeSeconds) }),
+                  Self.array(c.map { String($0.result.offset) })])
         return Set(rows.all.compactMap { $0.int("position").map { $0 - 1 } })
     }
 

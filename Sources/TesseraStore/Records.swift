@@ -64,6 +64,8 @@ public struct SegmentRecord: Codable, Sendable, Equatable {
     public var attempts: Int
     public var workerID: String?
     public var resultPath: String?
+    /// Where the result starts in `resultPath` (results of a job share one spool file).
+    public var resultOffset: Int64
     public var checksum: String?
     public var sizeBytes: Int64?
     public var encodeSeconds: Double?
@@ -71,7 +73,7 @@ public struct SegmentRecord: Codable, Sendable, Equatable {
 
     static let columns = """
         job_id::text AS job_id, index, start_pts, end_pts, frame_count, state, attempts, worker_id, result_path,
-        checksum, size_bytes, encode_seconds, last_error
+        result_offset, checksum, size_bytes, encode_seconds, last_error
         """
 
     init(_ row: PGRow) {
@@ -84,6 +86,7 @@ public struct SegmentRecord: Codable, Sendable, Equatable {
         attempts = row.int("attempts") ?? 0
         workerID = row["worker_id"]
         resultPath = row["result_path"]
+        resultOffset = row.int64("result_offset") ?? 0
         checksum = row["checksum"]
         sizeBytes = row.int64("size_bytes")
         encodeSeconds = row.double("encode_seconds")
@@ -135,13 +138,16 @@ public struct Lease: Sendable, Equatable, Hashable {
 
 /// What a worker reports when it finishes a segment.
 public struct SegmentResult: Sendable {
+    /// The spool file, and where in it the result's `sizeBytes` bytes start.
     public var path: String
+    public var offset: Int64
     public var checksum: String
     public var sizeBytes: Int64
     public var encodeSeconds: Double
 
-    public init(path: String, checksum: String, sizeBytes: Int64, encodeSeconds: Double) {
+    public init(path: String, offset: Int64 = 0, checksum: String, sizeBytes: Int64, encodeSeconds: Double) {
         self.path = path
+        self.offset = offset
         self.checksum = checksum
         self.sizeBytes = sizeBytes
         self.encodeSeconds = encodeSeconds

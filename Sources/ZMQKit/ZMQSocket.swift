@@ -1,4 +1,5 @@
 import CZeroMQ
+import Synchronization
 
 /// A libzmq socket. Not thread-safe: confine it to one thread. `close()` before the context closes.
 public final class ZMQSocket {
@@ -9,6 +10,11 @@ public final class ZMQSocket {
     }
 
     var handle: UnsafeMutableRawPointer?
+    let held = HeldBytes()
+
+    /// Bytes of large frames sent through this socket that libzmq still holds (queued, or being written
+    /// to the connection): what sending ahead of the network costs in memory.
+    public var heldBytes: Int { held.value.load(ordering: .relaxed) }
 
     public init(_ context: ZMQContext, _ kind: Kind) throws(ZMQError) {
         guard let socket = zmq_socket(context.handle, kind.rawValue) else { throw ZMQError(call: "zmq_socket") }
@@ -34,6 +40,10 @@ public final class ZMQSocket {
 
     /// Frames larger than this are refused by the socket (ZMQ_MAXMSGSIZE); the peer is disconnected.
     public func setMaximumMessageSize(_ bytes: Int64) throws(ZMQError) { try setOption(ZMQ_MAXMSGSIZE, bytes) }
+
+    /// Messages libzmq reads ahead from a connection before the application takes them (ZMQ_RCVHWM);
+    /// beyond it, it stops reading and the sender's side holds them.
+    public func setReceiveHighWaterMark(_ messages: Int32) throws(ZMQError) { try setOption(ZMQ_RCVHWM, messages) }
 
     /// ROUTER: a peer reconnecting with an identity already known takes it over (instead of being
     /// refused while the old connection is still thought alive).
@@ -66,7 +76,7 @@ public final class ZMQSocket {
             var rc: Int32 = -1
             if frame.count >= Self.zeroCopyBytes {
                 var message = zmq_msg_t()
-                let box = Unmanaged.passRetained(FrameStorage(frame))
+                let box = Unmanaged.passRetained(FrameStorage(frame, held))
                 let data = UnsafeMutableRawPointer(mutating: box.takeUnretainedValue().base)
                 guard zmq_msg_init_data(&message, data, frame.count, releaseFrameStorage, box.toOpaque()) == 0 else {
                     box.release()
@@ -84,9 +94,10 @@ public final class ZMQSocket {
         }
     }
 
-    /// Waits up to `timeout` seconds (nil: forever) for a message; nil when none arrived in time.
-    public func receive(timeout: Double?) throws(ZMQError) -> [[UInt8]]? {
-        guard try poll(timeout: timeout) else { return nil }
+    /// Waits up to `timeout` seconds (nil: forever) for a message; nil when none arrived in time, or when
+    /// the file descriptor `wake` became readable first (see `poll`).
+    public func receive(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> [[UInt8]]? {
+        guard try poll(timeout: timeout, wake: wake) else { return nil }
         var frames: [[UInt8]] = []
         while true {
             var message = zmq_msg_t()
@@ -105,28 +116,41 @@ public final class ZMQSocket {
         }
     }
 
-    /// Whether a message is waiting, waiting up to `timeout` seconds (nil: forever).
-    public func poll(timeout: Double?) throws(ZMQError) -> Bool {
-        var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+    /// Whether a message is waiting, waiting up to `timeout` seconds (nil: forever), or less when the file
+    /// descriptor `wake` (another thread's doorbell, such as a pipe) becomes readable; reading it is the
+    /// caller's.
+    public func poll(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> Bool {
+        var items = [zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
+        if let wake { items.append(zmq_pollitem_t(socket: nil, fd: wake, events: Int16(ZMQ_POLLIN), revents: 0)) }
         let ms: Int = timeout.map { max(0, Int(($0 * 1000).rounded(.up))) } ?? -1
         var rc: Int32 = -1
-        repeat { rc = zmq_poll(&item, 1, ms) } while rc < 0 && zmq_errno() == EINTR
+        repeat { rc = zmq_poll(&items, Int32(items.count), ms) } while rc < 0 && zmq_errno() == EINTR
         try check(rc, "zmq_poll")
-        return rc > 0 && item.revents & Int16(ZMQ_POLLIN) != 0
+        return rc > 0 && items[0].revents & Int16(ZMQ_POLLIN) != 0
     }
+}
+
+/// A count shared with libzmq's I/O thread, which releases frames.
+final class HeldBytes: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 /// Keeps a frame's bytes alive, at a fixed address, while libzmq sends them.
 final class FrameStorage {
     let bytes: [UInt8]
     let base: UnsafeRawPointer
+    let held: HeldBytes
 
-    init(_ bytes: [UInt8]) {
+    init(_ bytes: [UInt8], _ held: HeldBytes) {
         // A contiguous copy-on-write buffer: its address holds while this reference keeps it alive and
         // nothing writes to it (`bytes` is a constant).
         self.bytes = bytes
+        self.held = held
         base = bytes.withUnsafeBytes { $0.baseAddress! }
+        held.value.add(bytes.count, ordering: .relaxed)
     }
+
+    deinit { held.value.subtract(bytes.count, ordering: .relaxed) }
 }
 
 /// libzmq's free function for zero-copy frames (called on whichever thread drops the last reference).

@@ -19,6 +19,8 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "Failed attempts after which a segment fails its job.") var attempts: Int = 3
     @Option(help: "Largest message accepted from a worker, in bytes; larger frames are refused.")
     var maxMessageSize: Int64 = 1 << 30
+    @Option(help: "Megabytes of task payloads sent but not yet on the wire at most; no new task is packed beyond it.")
+    var sendWindow: Double = 64
     @OptionGroup var database: DatabaseOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
     var id: String?
@@ -42,6 +44,8 @@ struct CoordinatorCommand: ParsableCommand {
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
         options.maximumMessageSize = maxMessageSize
+        guard sendWindow > 0, sendWindow <= 1_048_576 else { throw ValidationError("--send-window must be above 0 and at most 1048576 megabytes") }
+        options.sendWindowBytes = max(1, Int(sendWindow * 1_048_576))
         let stop = CancellationFlag()
         let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
         defer { signals.release() }

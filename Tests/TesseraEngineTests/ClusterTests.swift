@@ -49,8 +49,8 @@ final class Cluster {
         return process
     }
 
-    func startCoordinator() throws {
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + db, log: "coordinator.log")
+    func startCoordinator(_ extra: [String] = []) throws {
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + extra + db, log: "coordinator.log")
     }
 
     func startWorker(_ id: String) throws {
@@ -184,7 +184,8 @@ final class Cluster {
     @Test func garbageIsIgnoredAndJobsRunSideBySide() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
-        try cluster.startCoordinator()
+        // A send window smaller than a payload: one at a time in libzmq, the others wait for it to leave.
+        try cluster.startCoordinator(["--send-window", "0.001"])
         Thread.sleep(forTimeInterval: 1)
         // Raw bytes, then well-formed ZeroMQ carrying things that are not Tessera messages.
         for _ in 0..<3 {

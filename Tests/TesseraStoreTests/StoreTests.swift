@@ -181,7 +181,7 @@ import TesseraCore
             #expect(try store.leases(worker: worker).contains(lease))
         }
 
-        let result = SegmentResult(path: "/spool/a \"b\", {c}", checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
+        let result = SegmentResult(path: "/spool/a \"b\", {c}", offset: 123_456_789_012, checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
         let (w0, l0) = leased[0], (w1, l1) = leased[1]
         let batch = [JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, result: result),
                      JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1 == "a" ? "b" : "a", result: result),
@@ -192,6 +192,7 @@ import TesseraCore
         let done = try store.segments(l0.jobID).first { $0.index == l0.index }
         #expect(done?.state == .done)
         #expect(done?.resultPath == result.path)
+        #expect(done?.resultOffset == result.offset, "where the result starts in the job's spool file")
         #expect(try store.job(older).segmentsDone + store.job(newer).segmentsDone == 2)
         #expect(try store.lease(slots: [], seconds: 60).isEmpty)
     }

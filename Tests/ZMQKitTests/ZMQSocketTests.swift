@@ -110,3 +110,55 @@ import TesseraCore
         }
     }
 }
+
+/// What the coordinator's send window and the worker's doorbell rest on.
+extension ZMQSocketTests {
+    /// Large frames count as held while libzmq has them and stop counting once they are on the wire.
+    @Test func heldBytesCountLargeFramesUntilTheyLeave() throws {
+        try withRouter { context, router, endpoint in
+            let dealer = try ZMQSocket(context, .dealer)
+            defer { dealer.close() }
+            try dealer.setRoutingID(Array("reader".utf8))
+            // Its libzmq reads one message ahead, no more: the rest wait on the sender's side.
+            try dealer.setReceiveHighWaterMark(1)
+            try dealer.connect(endpoint)
+            try dealer.send([[1]])
+            let identity = try #require(try router.receive(timeout: 5))[0]
+            #expect(router.heldBytes == 0)
+
+            // More than the connection's buffers and the dealer's read-ahead take while it reads nothing.
+            let frame = [UInt8](repeating: 7, count: 32 << 20)
+            for _ in 0..<4 { try router.send([identity, frame]) }
+            try router.send([identity, [1, 2, 3]])  // small frames are copied, never held
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(router.heldBytes > 0)
+            #expect(router.heldBytes <= 4 * frame.count)
+
+            for _ in 0..<4 { #expect(try dealer.receive(timeout: 10)?.first?.count == frame.count) }
+            #expect(try dealer.receive(timeout: 5) == [[1, 2, 3]])
+            let deadline = Date().addingTimeInterval(5)
+            while router.heldBytes > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            #expect(router.heldBytes == 0)
+        }
+    }
+
+    /// A ring from another thread ends a wait at once; the socket's messages still come through.
+    @Test func aDoorbellEndsAWait() throws {
+        try withRouter { (_: ZMQContext, socket: ZMQSocket, _: String) throws in
+            let bell = Doorbell()
+            #expect(bell.isValid)
+            let started = Date()
+            #expect(try socket.receive(timeout: 0.05, wake: bell.fd) == nil, "nothing rang: the timeout")
+            #expect(Date().timeIntervalSince(started) >= 0.04)
+
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { bell.ring() }
+            let waiting = Date()
+            #expect(try socket.receive(timeout: 10, wake: bell.fd) == nil)
+            #expect(Date().timeIntervalSince(waiting) < 5, "the ring ended the wait, not the timeout")
+            bell.answer()
+            let again = Date()
+            #expect(try socket.receive(timeout: 0.05, wake: bell.fd) == nil)
+            #expect(Date().timeIntervalSince(again) >= 0.04, "answered: the next wait waits")
+        }
+    }
+}

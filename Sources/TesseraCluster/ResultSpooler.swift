@@ -1,0 +1,257 @@
+import Foundation
+import Logging
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+/// Checks, spools and records the workers' results on a thread of its own, with a store connection of
+/// its own, so that the coordinator's loop only receives, leases and sends: writing a result into the
+/// page cache, decoding its header and recording it cost more than the rest of a segment's handling.
+///
+/// Results queue here in the order they arrived and are handled in batches: each is checked (checksum,
+/// segment, the job's SPS/PPS) and appended to its job's spool file (`SpoolLog`), then the batch is
+/// recorded in one statement (a segment the store calls done always has its result on disk). A malformed result or one with other headers hands its lease back with an
+/// error. The loop reads what came of them with `takeOutcomes()`, and calls `drain()` before anything
+/// that may hand a worker's leases back, so that the results it already received are recorded first.
+final class ResultSpooler: @unchecked Sendable {
+    // `state` is guarded by `condition`; `store`, `referenceHeaders` and `logs` belong to the spooler's
+    // thread.
+
+    struct Item {
+        var worker: String
+        var header: ClusterMessage.ResultHeader
+        var payload: [UInt8]
+    }
+
+    enum Outcome {
+        /// Recorded done: the segment's result is in the spool.
+        case recorded(ClusterMessage.SegmentRef, encodeSeconds: Double, bytes: Int64, at: Double)
+        /// Its SPS/PPS differ from the job's (another libx264 build): it gets no more work.
+        case incompatible(worker: String)
+    }
+
+    struct State {
+        var items: [Item] = []
+        var queuedBytes = 0
+        var working = false
+        var stopping = false
+        var outcomes: [Outcome] = []
+        /// Jobs that ended here: their late results are dropped, not spooled.
+        var ended: Set<String> = []
+        /// Jobs whose spool file and headers the thread is to forget.
+        var forgotten: [String] = []
+        /// Why the spooler stopped: its store stayed unreachable.
+        var failure: (any Error)?
+    }
+
+    /// Results queued at most (and bytes, whichever comes first; one is always taken): the loop waits
+    /// beyond that, as it would if it spooled them itself.
+    static let queueLimit = 64
+    static let queueBytesLimit = 256 << 20
+
+    let spool: URL
+    let logger: Logger
+    let timings: Locked<PhaseTimings>
+    let store: JobStore
+    let condition = NSCondition()
+    var state = State()
+    let finished = DispatchGroup()
+    var referenceHeaders: [String: String] = [:]
+    /// Each job's spool file, open for appending.
+    var logs: [String: SpoolLog] = [:]
+
+    /// A job's spool file, in its spool directory.
+    static let logName = "segments.tres"
+
+    /// Connects to the store (set up as the loop's: see `Coordinator.run`) and starts the thread.
+    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>) throws {
+        store = try JobStore(url: databaseURL)
+        try store.commitWithoutWaitingForFlush()
+        try store.planStatementsOnce()
+        self.spool = spool
+        self.logger = logger
+        self.timings = timings
+        startThread(name: "tessera-results", group: finished) { self.run() }
+    }
+
+    /// Queues a result; waits while the queue is full.
+    func submit(_ item: Item) {
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.items.isEmpty, state.failure == nil,
+              state.items.count >= Self.queueLimit || state.queuedBytes + item.payload.count > Self.queueBytesLimit {
+            condition.wait()
+        }
+        state.items.append(item)
+        state.queuedBytes += item.payload.count
+        condition.broadcast()
+    }
+
+    /// Waits until every result queued so far is handled; throws when the spooler stopped on an error.
+    func drain() throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while (!state.items.isEmpty || state.working) && state.failure == nil { condition.wait() }
+        if let failure = state.failure { throw failure }
+    }
+
+    /// What came of the results handled since the last call; throws when the spooler stopped on an error.
+    func takeOutcomes() throws -> [Outcome] {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure = state.failure { throw failure }
+        defer { state.outcomes.removeAll() }
+        return state.outcomes
+    }
+
+    /// The job ended: its later results are dropped, its spool file is closed. Call `drain()` first;
+    /// then its spool directory may go.
+    func end(_ job: String) {
+        condition.lock()
+        state.ended.insert(job)
+        state.forgotten.append(job)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The job is this coordinator's again.
+    func resume(_ job: String) {
+        condition.lock()
+        state.ended.remove(job)
+        condition.unlock()
+    }
+
+    /// Handles what is queued, then stops and closes its store.
+    func stop() {
+        condition.lock()
+        state.stopping = true
+        condition.broadcast()
+        condition.unlock()
+        finished.wait()
+    }
+
+    func run() {
+        defer { store.close() }
+        while true {
+            condition.lock()
+            while state.items.isEmpty && state.forgotten.isEmpty && !state.stopping { condition.wait() }
+            if state.items.isEmpty && state.forgotten.isEmpty {
+                condition.unlock()
+                return
+            }
+            let batch = state.items, ended = state.ended
+            for job in state.forgotten {
+                referenceHeaders[job] = nil
+                logs[job] = nil
+            }
+            state.forgotten.removeAll()
+            state.items.removeAll(keepingCapacity: true)
+            state.queuedBytes = 0
+            state.working = true
+            condition.broadcast()
+            condition.unlock()
+
+            let cpu = Stopwatch.threadCPU, waited = store.queryTime
+            var outcomes: [Outcome] = []
+            var failure: (any Error)?
+            do {
+                outcomes = try handle(batch.filter { !ended.contains($0.header.segment.jobID) })
+            } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+                failure = error
+            } catch {
+                logger.warning("recording results failed", metadata: ["error": "\(error)"])
+            }
+            let database = store.queryTime - waited, used = Stopwatch.threadCPU - cpu
+            timings.withValue {
+                $0.results += used
+                $0.spoolerCPU += used
+                $0.database += database
+                $0.spoolerDatabase += database
+            }
+
+            condition.lock()
+            state.working = false
+            state.outcomes += outcomes
+            if let failure { state.failure = failure }
+            condition.broadcast()
+            condition.unlock()
+            if failure != nil { return }
+        }
+    }
+
+    /// Checks and spools each result and records those that pass in one statement.
+    func handle(_ batch: [Item]) throws -> [Outcome] {
+        var outcomes: [Outcome] = []
+        var spooled: [JobStore.Completion] = []
+        for item in batch {
+            do {
+                if let ready = try check(item, &outcomes) { spooled.append(ready) }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                logger.warning("could not spool a result", metadata: ["job.id": "\(item.header.segment.jobID)",
+                                                                       "segment.index": "\(item.header.segment.index)", "error": "\(error)"])
+            }
+        }
+        guard !spooled.isEmpty else { return outcomes }
+        // Not recorded when this throws: the segments stay leased and return when their leases do.
+        let counted = try store.complete(spooled)
+        let now = Stopwatch.now
+        for (position, c) in spooled.enumerated() {
+            if counted.contains(position) {
+                outcomes.append(.recorded(.init(jobID: c.jobID, index: c.index), encodeSeconds: c.result.encodeSeconds,
+                                          bytes: c.result.sizeBytes, at: now))
+            } else {
+                // No longer this worker's lease: a late duplicate (its bytes stay unused in the spool file).
+                logger.info("ignored a late result", metadata: ["worker.id": "\(c.worker)", "job.id": "\(c.jobID)", "segment.index": "\(c.index)"])
+            }
+        }
+        return outcomes
+    }
+
+    /// Checks one result and appends it to its job's spool file; nil when it was refused (its lease
+    /// handed back with the reason).
+    func check(_ item: Item, _ outcomes: inout [Outcome]) throws -> JobStore.Completion? {
+        let ref = item.header.segment, worker = item.worker, payload = item.payload
+        let checksum: String
+        let encoded: EncodedSegment.Header
+        do {
+            // One pass over the bytes (the checksum); the packets are framed right but not copied.
+            let checked = try EncodedSegment.checkedHeader(payload)
+            checksum = PayloadChecksum.hex(checked.checksum)
+            encoded = checked.header
+            guard checksum == item.header.checksum else { throw PayloadError.checksumMismatch }
+            guard encoded.jobID == ref.jobID, encoded.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
+        } catch {
+            try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
+            return nil
+        }
+        let hex = encoded.extradata.hexString
+        let reference: String
+        if let known = referenceHeaders[ref.jobID] {
+            reference = known
+        } else {
+            reference = try store.referenceExtradata(ref.jobID, proposing: hex)
+            referenceHeaders[ref.jobID] = reference
+        }
+        guard reference == hex else {
+            try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
+            logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
+            outcomes.append(.incompatible(worker: worker))
+            return nil
+        }
+        let log: SpoolLog
+        if let open = logs[ref.jobID] {
+            log = open
+        } else {
+            let directory = spool.appendingPathComponent(ref.jobID)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            log = try SpoolLog(path: directory.appendingPathComponent(Self.logName).path)
+            logs[ref.jobID] = log
+        }
+        let offset = try log.append(payload)
+        let result = SegmentResult(path: log.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
+                                   encodeSeconds: encoded.encodeSeconds)
+        return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, result: result)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A job's results in the coordinator's spool, appended one after another to one file: a result is its
+/// offset and size there. One file per job instead of one per segment spares the file system an inode
+/// created, renamed and deleted per segment, which at hundreds of segments a second cost more than
+/// writing the bytes. Like `SpoolFile`, no `fsync`: every result carries its checksum and is checked
+/// before it is stitched or trusted after a restart; one a crash damaged is encoded again.
+///
+/// One writer at a time (the coordinator's result spooler); a coordinator that restarts appends after
+/// what is there. Bytes of results that never counted (late duplicates) stay unused until the job's
+/// spool goes.
+public final class SpoolLog {
+    public let path: String
+    let fd: Int32
+    /// Where the next result goes.
+    public private(set) var size: Int64
+
+    public init(path: String) throws(SpoolFile.Failure) {
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SpoolFile.Failure(call: "open", code: errno) }
+        self.path = path
+        size = Self.size(of: fd)
+    }
+
+    deinit { close(fd) }
+
+    static func size(of fd: Int32) -> Int64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    /// Appends `bytes`; returns where they start.
+    public func append(_ bytes: [UInt8]) throws(SpoolFile.Failure) -> Int64 {
+        let start = size
+        var failure: SpoolFile.Failure?
+        bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(start) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = SpoolFile.Failure(call: "write", code: errno)
+                    return
+                }
+                done += n
+            }
+        }
+        if let failure {
+            // A part may have been written: the next result goes after whatever is there.
+            size = max(start, Self.size(of: fd))
+            throw failure
+        }
+        size = start + Int64(bytes.count)
+        return start
+    }
+
+    /// `count` bytes at `offset` of the file at `path`; nil when it is missing or shorter.
+    public static func read(_ path: String, offset: Int64, count: Int) -> [UInt8]? {
+        guard offset >= 0, count >= 0 else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let complete = bytes.withUnsafeMutableBytes { raw -> Bool in
+            var done = 0
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
+        return complete ? bytes : nil
+    }
+}
