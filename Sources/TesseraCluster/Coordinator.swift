@@ -133,8 +133,7 @@ public final class Coordinator: @unchecked Sendable {
         // a lost hand-back, renewal or reap happens again; a lost claim or state change leaves the job
         // a step back, where this or another coordinator takes it up again. The planning, stitching
         // and control sessions keep durable commits.
-        try store.commitWithoutWaitingForFlush()
-        try store.planStatementsOnce()
+        try Self.prepareLoopSession(store)
         try store.listen()
         spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings)
         defer { spooler.stop() }
@@ -207,10 +206,15 @@ public final class Coordinator: @unchecked Sendable {
             }
         }
         logger.info("coordinator stopping")
-
-
         // Planning and stitching threads finish before the process may exit (no half-written output).
         backgroundThreads.wait()
+    }
+
+    /// Sets up a session of the loop or of the result spooler: commits that do not wait for the WAL flush
+    /// (safe for these sessions' writes, see `run`) and statements planned once.
+    static func prepareLoopSession(_ store: JobStore) throws {
+        try store.commitWithoutWaitingForFlush()
+        try store.planStatementsOnce()
     }
 
     /// Runs one part of the loop: what goes wrong because of one message or one job is logged and
@@ -405,7 +409,6 @@ public final class Coordinator: @unchecked Sendable {
         switch event {
         case .ready(let id, let plan, let outstanding):
             busy.remove(id)
-            spooler.resume(id)
             do {
                 let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 contexts[id] = JobContext(plan: plan, reader: try SegmentReader(plan: plan),
@@ -442,7 +445,6 @@ public final class Coordinator: @unchecked Sendable {
         cancelInFlight(job, socket)
         contexts[job] = nil
         // Its results already received are handled first (none is written into the spool after it goes).
-        try? spooler.drain()
         spooler.end(job)
         try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
     }

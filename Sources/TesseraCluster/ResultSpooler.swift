@@ -63,93 +63,93 @@ final class ResultSpooler: @unchecked Sendable {
     /// A job's spool file, in its spool directory.
     static let logName = "segments.tres"
 
-    /// Connects to the store (set up as the loop's: see `Coordinator.run`) and starts the thread.
+    /// Connects to the store (a session set up as the loop's: `Coordinator.prepareLoopSession`) and starts
+    /// the thread.
     init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>) throws {
         store = try JobStore(url: databaseURL)
-        try store.commitWithoutWaitingForFlush()
-        try store.planStatementsOnce()
+        try Coordinator.prepareLoopSession(store)
         self.spool = spool
         self.logger = logger
         self.timings = timings
         startThread(name: "tessera-results", group: finished) { self.run() }
     }
 
+    /// Runs `body` under the lock, then wakes every waiter (the state may have changed).
+    func locked<R>(_ body: () throws -> R) rethrows -> R {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        return try body()
+    }
+
+    /// Waits under the lock while `blocked` holds (and the spooler has not stopped on an error).
+    func wait(while blocked: (State) -> Bool) {
+        while state.failure == nil && blocked(state) { condition.wait() }
+    }
+
     /// Queues a result; waits while the queue is full.
     func submit(_ item: Item) {
-        condition.lock()
-        defer { condition.unlock() }
-        while !state.items.isEmpty, state.failure == nil,
-              state.items.count >= Self.queueLimit || state.queuedBytes + item.payload.count > Self.queueBytesLimit {
-            condition.wait()
+        locked {
+            wait { !$0.items.isEmpty && ($0.items.count >= Self.queueLimit || $0.queuedBytes + item.payload.count > Self.queueBytesLimit) }
+            state.items.append(item)
+            state.queuedBytes += item.payload.count
         }
-        state.items.append(item)
-        state.queuedBytes += item.payload.count
-        condition.broadcast()
     }
 
     /// Waits until every result queued so far is handled; throws when the spooler stopped on an error.
     func drain() throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while (!state.items.isEmpty || state.working) && state.failure == nil { condition.wait() }
-        if let failure = state.failure { throw failure }
+        try locked {
+            wait { !$0.items.isEmpty || $0.working }
+            if let failure = state.failure { throw failure }
+        }
     }
 
     /// What came of the results handled since the last call; throws when the spooler stopped on an error.
     func takeOutcomes() throws -> [Outcome] {
-        condition.lock()
-        defer { condition.unlock() }
-        if let failure = state.failure { throw failure }
-        defer { state.outcomes.removeAll() }
-        return state.outcomes
+        try locked {
+            if let failure = state.failure { throw failure }
+            defer { state.outcomes.removeAll() }
+            return state.outcomes
+        }
     }
 
-    /// The job ended: its later results are dropped, its spool file is closed. Call `drain()` first;
-    /// then its spool directory may go.
+    /// The job ended: the results of it already queued are handled, its later ones are dropped, and its
+    /// spool file is closed; then its spool directory may go.
     func end(_ job: String) {
-        condition.lock()
-        state.ended.insert(job)
-        state.forgotten.append(job)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The job is this coordinator's again.
-    func resume(_ job: String) {
-        condition.lock()
-        state.ended.remove(job)
-        condition.unlock()
+        try? drain()
+        locked {
+            state.ended.insert(job)
+            state.forgotten.append(job)
+        }
     }
 
     /// Handles what is queued, then stops and closes its store.
     func stop() {
-        condition.lock()
-        state.stopping = true
-        condition.broadcast()
-        condition.unlock()
+        locked { state.stopping = true }
         finished.wait()
     }
 
     func run() {
         defer { store.close() }
         while true {
-            condition.lock()
-            while state.items.isEmpty && state.forgotten.isEmpty && !state.stopping { condition.wait() }
-            if state.items.isEmpty && state.forgotten.isEmpty {
-                condition.unlock()
-                return
+            let taken = locked { () -> (batch: [Item], ended: Set<String>)? in
+                while state.items.isEmpty && state.forgotten.isEmpty && !state.stopping { condition.wait() }
+                if state.items.isEmpty && state.forgotten.isEmpty { return nil }
+                for job in state.forgotten {
+                    referenceHeaders[job] = nil
+                    logs[job] = nil
+                }
+                defer {
+                    state.forgotten.removeAll()
+                    state.items.removeAll(keepingCapacity: true)
+                    state.queuedBytes = 0
+                    state.working = true
+                }
+                return (state.items, state.ended)
             }
-            let batch = state.items, ended = state.ended
-            for job in state.forgotten {
-                referenceHeaders[job] = nil
-                logs[job] = nil
-            }
-            state.forgotten.removeAll()
-            state.items.removeAll(keepingCapacity: true)
-            state.queuedBytes = 0
-            state.working = true
-            condition.broadcast()
-            condition.unlock()
+            guard let (batch, ended) = taken else { return }
 
             let cpu = Stopwatch.threadCPU, waited = store.queryTime
             var outcomes: [Outcome] = []
@@ -169,12 +169,11 @@ final class ResultSpooler: @unchecked Sendable {
                 $0.spoolerDatabase += database
             }
 
-            condition.lock()
-            state.working = false
-            state.outcomes += outcomes
-            if let failure { state.failure = failure }
-            condition.broadcast()
-            condition.unlock()
+            locked {
+                state.working = false
+                state.outcomes += outcomes
+                if let failure { state.failure = failure }
+            }
             if failure != nil { return }
         }
     }

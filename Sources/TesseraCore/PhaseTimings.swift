@@ -5,9 +5,9 @@ import Foundation
 /// The serial phases (`startup`, `cliProbeAndPlan`, `probeAndPlan`, `audio`, `stitch`, `verification`,
 /// `shutdown`) are wall time: nothing else of the job happens meanwhile. The loop phases
 /// (`payloadPacking`, `dispatch`, `results`, `bookkeeping`) run on the coordinator's thread (results
-/// also on the result spooler's) while the workers encode, so what they cost the job is the processor time they take from the encoders: they
-/// are that thread's CPU time (wall time there would count every moment the thread waited for a core
-/// the encoders held). `database` is every wait on the job store in wall time, serial or not, and is
+/// also on the result spooler's) while the workers encode, so what they cost the job is the processor
+/// time they take from the encoders: they are those threads' CPU time (wall time there would count
+/// every moment a thread waited for a core the encoders held). `database` is every wait on the job store in wall time, serial or not, and is
 /// left out of the other phases; the loop's look at notifications already received (no round trip)
 /// is bookkeeping.
 public struct PhaseTimings: Codable, Hashable, Sendable {
