@@ -56,7 +56,7 @@ let package = Package(
         // Coordinator and worker services.
         .target(
             name: "TesseraCluster",
-            dependencies: ["TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit", .product(name: "Logging", package: "swift-log")]
         ),
 
         // The thin CLI.

@@ -81,6 +81,16 @@ int tessera_malloc_perturb(int byte) {
 #endif
 }
 
+int tessera_malloc_keep_freed(int largest_from_heap, int kept_free) {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    return mallopt(M_MMAP_THRESHOLD, largest_from_heap) == 1 && mallopt(M_TRIM_THRESHOLD, kept_free) == 1;
+#else
+    (void)largest_from_heap;
+    (void)kept_free;
+    return 0;
+#endif
+}
+
 extern char **environ;
 
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path) {

@@ -47,7 +47,6 @@ public final class Encoder: CodecContext {
     public let timeBase: Rational
 
     public init(video config: VideoEncoderConfig) throws(FFmpegError) {
-        _ = FFmpeg.deterministicAllocations
         guard let codec = avcodec_find_encoder_by_name(config.codecName) else {
             throw FFmpegError("encoder \(config.codecName) is not available in this FFmpeg build", call: "avcodec_find_encoder_by_name")
         }

@@ -56,7 +56,9 @@ public enum FFmpeg {
     /// settings encode to different bytes depending on what earlier allocations in the process left
     /// behind (seen with Debian 12's FFmpeg 5.1 and x264 0.164: identical only when every allocation is
     /// pre-filled). Pre-filling every allocation with one byte makes each segment's encode a function
-    /// of its input alone, whichever worker process encodes it and whatever it encoded before.
+    /// of its input alone, whichever worker process encodes it and whatever it encoded before. It fills
+    /// on every malloc and free of the whole process, so only a process that encodes segments turns it
+    /// on (the coordinator, moving megabytes of payload per segment, does not).
     public static let deterministicAllocations: Bool = tessera_malloc_perturb(0x5A) == 1
 
     public static var versions: [String: String] {

@@ -1,3 +1,4 @@
+import FFmpegKit
 import Foundation
 import Logging
 import TesseraCore
@@ -76,6 +77,7 @@ public final class ClusterWorker: @unchecked Sendable {
 
     /// Works until `stop` is set; blocking.
     public func run(stop: CancellationFlag) throws(ZMQError) {
+        ProcessAllocator.keepFreedMemory()
         let context = try ZMQContext()
         defer { context.close() }
         var backoff = options.heartbeatInterval

@@ -1,3 +1,4 @@
+import FFmpegKit
 import Foundation
 import Logging
 import TesseraCore
@@ -27,12 +28,13 @@ public final class Coordinator: @unchecked Sendable {
         /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
         public var planningWorkers: Int = 8
         public var maximumMessageSize: Int64 = 1 << 30
-        /// Payload bytes the coordinator lets libzmq hold, sent but not yet on the wire: beyond it, no
-        /// new task is packed until some have left (one always may when it is not full). Bounds its
-        /// memory whatever the number of workers and the segments' size: a network slower than packing
-        /// gains nothing from payloads waiting in memory. A worker that stops reading holds its payload
-        /// here until it is found silent.
-        public var sendWindowBytes: Int = 64 << 20
+        /// Payload bytes the coordinator lets libzmq hold for its workers, sent but not yet on the wire:
+        /// beyond it, no new task is packed until some have left (one always may when it is not full).
+        /// Bounds its memory whatever the number of workers, the segments' size and the input's length:
+        /// a network slower than packing gains nothing from payloads waiting in memory. Only connected
+        /// workers count: what a worker found silent still holds (its host gone, the connection not yet
+        /// timed out) stops counting then, so it cannot hold up the others.
+        public var sendWindowBytes: Int = 16 << 20
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
@@ -59,6 +61,8 @@ public final class Coordinator: @unchecked Sendable {
         var renewed = Date.distantPast
         /// Produced headers that differ from a job's: another libx264 build. Gets no more work.
         var incompatible = false
+        /// Payload bytes sent to it that libzmq still holds (counted in the send window while it is a peer).
+        let held = HeldBytes()
     }
 
     struct JobContext {
@@ -119,6 +123,7 @@ public final class Coordinator: @unchecked Sendable {
     public var timings: PhaseTimings { phaseTimings.current }
 
     public func run(stop: CancellationFlag) throws {
+        ProcessAllocator.keepFreedMemory()
         let store = try JobStore(url: options.databaseURL, migrate: true)
         defer { store.close() }
         // This session's commits do not wait for the WAL flush: most of a segment's cost in the store
@@ -465,7 +470,7 @@ public final class Coordinator: @unchecked Sendable {
         // No more than the send window takes (one at least when it is not full).
         windowFull = false
         guard !slots.isEmpty else { return }
-        let held = socket.heldBytes, payload = max(contexts.values.map(\.payloadBytes).max() ?? 1, 1)
+        let held = peers.values.reduce(0) { $0 + $1.held.bytes }, payload = max(contexts.values.map(\.payloadBytes).max() ?? 1, 1)
         let window = options.sendWindowBytes
         let fitting = held >= window ? 0 : max(1, (window - held) / payload)
         if slots.count > fitting {
@@ -498,7 +503,7 @@ public final class Coordinator: @unchecked Sendable {
                 let packing = Stopwatch.threadCPU - packingStarted
                 let ref = ClusterMessage.SegmentRef(jobID: lease.jobID, index: lease.index)
                 try socket.send([peer.identity] + ClusterMessage.task(.init(segment: ref, attempt: lease.attempts + 1),
-                                                                      payload: payload).frames())
+                                                                      payload: payload).frames(), peerHeld: peer.held)
                 peers[id]?.inFlight[ref] = lease.attempts + 1
                 if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
                 // Packing is its own phase; step() charges the whole dispatch to `dispatch`.

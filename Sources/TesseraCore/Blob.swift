@@ -40,6 +40,9 @@ public enum Blob {
             out.append(header)
             out.put(UInt32(packets))
             var written = 0, overflow = false
+            // The checksum is taken record by record, while the bytes just copied are still in cache.
+            let body = UnsafeRawBufferPointer(rebasing: out.base[0..<(size - 8)])
+            var checksum = PayloadChecksum.Running()
             let filled = try fill { pts, dts, duration, flags, data in
                 guard !overflow, written < packets, out.offset + recordHead + data.count <= size - 8 else {
                     overflow = true
@@ -51,10 +54,11 @@ public enum Blob {
                 out.put(flags)
                 out.put(UInt32(data.count))
                 out.append(data)
+                checksum.advance(body, to: out.offset)
                 written += 1
             }
             complete = filled && !overflow && written == packets && out.offset == size - 8
-            if complete { out.put(PayloadChecksum.value(UnsafeRawBufferPointer(rebasing: out.base[0..<out.offset]))) }
+            if complete { out.put(checksum.finish(body)) }
             initialized = out.offset
         }
         return complete ? bytes : nil
@@ -93,25 +97,36 @@ public enum Blob {
                 guard raw.count >= 4 + 2 + 4 + 4 + 8 else { throw .truncated }
                 guard Array(raw[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
                 let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 8)])
-                let checksum = PayloadChecksum.value(body)
-                guard storedChecksum(bytes) == checksum else { throw .checksumMismatch }
-                var reader = ByteReader(body, start: 4)
-                let version = try reader.u16()
-                guard version == currentVersion else { throw .unsupportedVersion(version) }
-                let header = Array(try reader.bytes(Int(try reader.u32())))
-                let packets = Int(try reader.u32())
-                // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
-                guard packets <= (body.count - reader.offset) / recordHead else { throw .truncated }
-                count(packets)
-                for _ in 0..<packets {
-                    let pts = Int64(bitPattern: try reader.u64())
-                    let dts = Int64(bitPattern: try reader.u64())
-                    let duration = Int64(bitPattern: try reader.u64())
-                    let flags = try reader.u32()
-                    let data = try reader.bytes(Int(try reader.u32()))
-                    record(pts == Int64.min ? nil : pts, dts == Int64.min ? nil : dts, duration, flags, data)
+                // The checksum is taken record by record as the records are read (each is in cache
+                // then); `record` sees bytes not yet checked, so its caller keeps nothing when this throws.
+                var running = PayloadChecksum.Running()
+                let header: [UInt8]
+                do throws(PayloadError) {
+                    var reader = ByteReader(body, start: 4)
+                    let version = try reader.u16()
+                    guard version == currentVersion else { throw .unsupportedVersion(version) }
+                    header = Array(try reader.bytes(Int(try reader.u32())))
+                    let packets = Int(try reader.u32())
+                    // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
+                    guard packets <= (body.count - reader.offset) / recordHead else { throw .truncated }
+                    count(packets)
+                    for _ in 0..<packets {
+                        let pts = Int64(bitPattern: try reader.u64())
+                        let dts = Int64(bitPattern: try reader.u64())
+                        let duration = Int64(bitPattern: try reader.u64())
+                        let flags = try reader.u32()
+                        let data = try reader.bytes(Int(try reader.u32()))
+                        record(pts == Int64.min ? nil : pts, dts == Int64.min ? nil : dts, duration, flags, data)
+                        running.advance(body, to: reader.offset)
+                    }
+                    guard reader.offset == body.count else { throw .trailingBytes }
+                } catch {
+                    // Damaged bytes are reported as such, whatever framing they broke.
+                    guard storedChecksum(bytes) == running.finish(body) else { throw .checksumMismatch }
+                    throw error
                 }
-                guard reader.offset == body.count else { throw .trailingBytes }
+                let checksum = running.finish(body)
+                guard storedChecksum(bytes) == checksum else { throw .checksumMismatch }
                 return (header, checksum)
             }
         }

@@ -52,6 +52,7 @@ public enum SegmentEncoder {
         do {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
+            _ = FFmpeg.deterministicAllocations   // before libx264 allocates anything
             let encoder = try Encoder(video: encoderConfig(output, header.settings))
             let picture = try PicturePipeline(output)
             let ticks = output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: header.timeBase)

@@ -14,7 +14,7 @@ public final class ZMQSocket {
 
     /// Bytes of large frames sent through this socket that libzmq still holds (queued, or being written
     /// to the connection): what sending ahead of the network costs in memory.
-    public var heldBytes: Int { held.value.load(ordering: .relaxed) }
+    public var heldBytes: Int { held.bytes }
 
     public init(_ context: ZMQContext, _ kind: Kind) throws(ZMQError) {
         guard let socket = zmq_socket(context.handle, kind.rawValue) else { throw ZMQError(call: "zmq_socket") }
@@ -69,14 +69,16 @@ public final class ZMQSocket {
     static let zeroCopyBytes = 64 * 1024
 
     /// Sends one message of several frames. Large frames (a segment's packets) are not copied: libzmq
-    /// holds the array until its I/O thread has written it, which spares a copy into fresh pages.
-    public func send(_ frames: [[UInt8]]) throws(ZMQError) {
+    /// holds the array until its I/O thread has written it, which spares a copy into fresh pages. Their
+    /// bytes count in `heldBytes` and, when given, in `peerHeld` (what one peer's connection holds) until
+    /// libzmq lets them go.
+    public func send(_ frames: [[UInt8]], peerHeld: HeldBytes? = nil) throws(ZMQError) {
         for (i, frame) in frames.enumerated() {
             let flags = i + 1 < frames.count ? ZMQ_SNDMORE : 0
             var rc: Int32 = -1
             if frame.count >= Self.zeroCopyBytes {
                 var message = zmq_msg_t()
-                let box = Unmanaged.passRetained(FrameStorage(frame, held))
+                let box = Unmanaged.passRetained(FrameStorage(frame, held, peerHeld))
                 let data = UnsafeMutableRawPointer(mutating: box.takeUnretainedValue().base)
                 guard zmq_msg_init_data(&message, data, frame.count, releaseFrameStorage, box.toOpaque()) == 0 else {
                     box.release()
@@ -130,9 +132,14 @@ public final class ZMQSocket {
     }
 }
 
-/// A count shared with libzmq's I/O thread, which releases frames.
-final class HeldBytes: Sendable {
+/// Bytes of large frames libzmq holds, sent but not yet written to the connection: a count shared
+/// with libzmq's I/O thread, which releases frames.
+public final class HeldBytes: Sendable {
     let value = Atomic<Int>(0)
+
+    public init() {}
+
+    public var bytes: Int { value.load(ordering: .relaxed) }
 }
 
 /// Keeps a frame's bytes alive, at a fixed address, while libzmq sends them.
@@ -140,17 +147,23 @@ final class FrameStorage {
     let bytes: [UInt8]
     let base: UnsafeRawPointer
     let held: HeldBytes
+    let peerHeld: HeldBytes?
 
-    init(_ bytes: [UInt8], _ held: HeldBytes) {
+    init(_ bytes: [UInt8], _ held: HeldBytes, _ peerHeld: HeldBytes?) {
         // A contiguous copy-on-write buffer: its address holds while this reference keeps it alive and
         // nothing writes to it (`bytes` is a constant).
         self.bytes = bytes
         self.held = held
+        self.peerHeld = peerHeld
         base = bytes.withUnsafeBytes { $0.baseAddress! }
         held.value.add(bytes.count, ordering: .relaxed)
+        peerHeld?.value.add(bytes.count, ordering: .relaxed)
     }
 
-    deinit { held.value.subtract(bytes.count, ordering: .relaxed) }
+    deinit {
+        held.value.subtract(bytes.count, ordering: .relaxed)
+        peerHeld?.value.subtract(bytes.count, ordering: .relaxed)
+    }
 }
 
 /// libzmq's free function for zero-copy frames (called on whichever thread drops the last reference).

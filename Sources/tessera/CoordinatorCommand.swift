@@ -19,8 +19,8 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "Failed attempts after which a segment fails its job.") var attempts: Int = 3
     @Option(help: "Largest message accepted from a worker, in bytes; larger frames are refused.")
     var maxMessageSize: Int64 = 1 << 30
-    @Option(help: "Megabytes of task payloads sent but not yet on the wire at most; no new task is packed beyond it.")
-    var sendWindow: Double = 64
+    @Option(help: "Megabytes of task payloads sent to connected workers but not yet on the wire at most; no new task is packed beyond it.")
+    var sendWindow: Double = 16
     @OptionGroup var database: DatabaseOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
     var id: String?

@@ -15,6 +15,8 @@ struct LocalCluster {
     let logger: Logger
     /// Benchmark only: workers skip the encode and return this many filler bytes per frame.
     var benchBytesPerFrame: Int?
+    /// Benchmark only: tasks each benchmark worker takes at once.
+    var benchSlots = 1
     /// The input's probe, which the coordinator plans from instead of reading the file again.
     var knownProbe: ProbeResult?
 
@@ -62,7 +64,7 @@ struct LocalCluster {
             process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(ProcessInfo.processInfo.processIdentifier)-\(n)",
                                  "--threads", String(threads), "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness),
                                  "--parent-process", String(ProcessInfo.processInfo.processIdentifier)]
-                + (benchBytesPerFrame.map { ["--bench-skip-encode", String($0)] } ?? [])
+                + (benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(benchSlots)] } ?? [])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do { try process.run() } catch { return nil }
@@ -82,6 +84,7 @@ struct LocalCluster {
         var resting = false
         var job = try store.job(id)
         var lastRead = Stopwatch.now
+        var progressed = false
         while true {
             progress.update(TranscodeProgress(phase: Self.phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
                                               framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
@@ -115,12 +118,17 @@ struct LocalCluster {
             if processes.isEmpty || (!resting && restarts >= 3 * workers && processes.allSatisfy({ !$0.isRunning })) {
                 try? store.setState(id, to: .failed, error: "no worker process could run (\(binary))")
             }
-            // The job is read again when the store says it changed, and every 2 s in case a
-            // notification was lost; the processes are looked after every 0.5 s.
-            let changed = try store.waitForChanges(timeout: 0.5)
-            if changed.contains(id) || Stopwatch.now - lastRead >= 2 {
+            // The job is read again at once when the store says its state changed; when only its
+            // progress did (every segment recorded notifies), at most every 0.2 s; and every 2 s in
+            // case a notification was lost. The processes are looked after every 0.5 s.
+            let sinceRead = Stopwatch.now - lastRead
+            let changes = try store.waitForJobChanges(timeout: progressed ? max(0, min(0.5, 0.2 - sinceRead)) : 0.5).filter { $0.id == id }
+            progressed = progressed || !changes.isEmpty
+            if changes.contains(where: { $0.state != job.state }) || (progressed && Stopwatch.now - lastRead >= 0.2)
+                || Stopwatch.now - lastRead >= 2 {
                 job = try store.job(id)
                 lastRead = Stopwatch.now
+                progressed = false
             }
         }
     }

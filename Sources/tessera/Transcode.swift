@@ -27,6 +27,11 @@ struct Transcode: ParsableCommand {
     /// Benchmark only (bench/run): the workers skip the encode and return this many filler bytes per
     /// frame, so the output is no video. Measures the coordinator alone.
     @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
+    /// Benchmark only: tasks each benchmark worker takes at once. A worker that skips the encode sends
+    /// its result back at once and waits for the next task, so a few of them leave the coordinator idle
+    /// between round trips; taking several tasks each, they keep as many in flight as a cluster of
+    /// that many real workers, which encode for seconds, would.
+    @Option(name: .customLong("bench-slots"), help: .hidden) var benchSlots: Int = 1
 
     func run() throws {
         let report = JobReport(input: input, output: output)
@@ -78,6 +83,7 @@ struct Transcode: ParsableCommand {
 
         var run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
         run.benchBytesPerFrame = benchBytesPerFrame
+        run.benchSlots = max(1, benchSlots)
         run.knownProbe = plan.probe
         let outcome: LocalCluster.Outcome
         do {

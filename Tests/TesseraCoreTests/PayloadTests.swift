@@ -44,6 +44,17 @@ import Testing
         #expect(throws: PayloadError.wrongMagic(expected: "TRES")) { _ = try EncodedSegment(serialized: sampleTask().serialized()) }
     }
 
+    /// The checksum is taken while the records are read, so a damaged byte can break the framing before
+    /// the checksum is known; wherever it is, it is still reported as damage.
+    @Test func aDamagedByteAnywhereIsReportedAsDamage() {
+        let bytes = sampleTask().serialized()
+        for at in 0..<(bytes.count - 8) where at >= 4 {
+            var damaged = bytes
+            damaged[at] ^= 0x10
+            #expect(throws: PayloadError.checksumMismatch) { _ = try SegmentTask(serialized: damaged) }
+        }
+    }
+
     /// A blob that claims four billion packets (with a valid checksum, which anyone can compute) is
     /// refused before anything is allocated for them.
     @Test func hostilePacketCountIsRefused() {
@@ -74,6 +85,26 @@ import Testing
         #expect(PayloadChecksum.value(x(100_000)) == 0x7c37_a271_025b_345b)
         #expect(PayloadChecksum.value(x(100_007)) == 0xb406_39df_48bf_0712)
         #expect(PayloadChecksum.hex(0x7c37_a271_025b_345b) == "7c37a271025b345b")
+    }
+
+    /// Taken in pieces of any size as a buffer fills, the checksum is the one taken at once.
+    @Test func runningChecksumMatchesTheWhole() {
+        let bytes = (0..<10_007).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 5) }
+        for count in [0, 3, 31, 32, 33, 64, 65, 1000, 10_007] {
+            let input = Array(bytes.prefix(count))
+            for step in [1, 7, 32, 45, 4096] {
+                var running = PayloadChecksum.Running()
+                let value = input.withUnsafeBytes { raw in
+                    var end = 0
+                    while end < count {
+                        end = min(count, end + step)
+                        running.advance(raw, to: end)
+                    }
+                    return running.finish(raw)
+                }
+                #expect(value == PayloadChecksum.value(input), "count \(count), step \(step)")
+            }
+        }
     }
 
     /// The coordinator's check of a result reads the header and the checksum without the packets,

@@ -113,7 +113,8 @@ import TesseraCore
 
 /// What the coordinator's send window and the worker's doorbell rest on.
 extension ZMQSocketTests {
-    /// Large frames count as held while libzmq has them and stop counting once they are on the wire.
+    /// Large frames count as held, for the socket and for the peer they went to, while libzmq has them,
+    /// and stop counting once they are on the wire.
     @Test func heldBytesCountLargeFramesUntilTheyLeave() throws {
         try withRouter { context, router, endpoint in
             let dealer = try ZMQSocket(context, .dealer)
@@ -126,19 +127,35 @@ extension ZMQSocketTests {
             let identity = try #require(try router.receive(timeout: 5))[0]
             #expect(router.heldBytes == 0)
 
+            // A second peer that reads what it is sent.
+            let prompt = try ZMQSocket(context, .dealer)
+            defer { prompt.close() }
+            try prompt.setRoutingID(Array("prompt".utf8))
+            try prompt.connect(endpoint)
+            try prompt.send([[2]])
+            let promptIdentity = try #require(try router.receive(timeout: 5))[0]
+
             // More than the connection's buffers and the dealer's read-ahead take while it reads nothing.
             let frame = [UInt8](repeating: 7, count: 32 << 20)
-            for _ in 0..<4 { try router.send([identity, frame]) }
-            try router.send([identity, [1, 2, 3]])  // small frames are copied, never held
+            let readerHeld = HeldBytes(), promptHeld = HeldBytes()
+            for _ in 0..<4 { try router.send([identity, frame], peerHeld: readerHeld) }
+            try router.send([identity, [1, 2, 3]], peerHeld: readerHeld)  // small frames are copied, never held
+            try router.send([promptIdentity, frame], peerHeld: promptHeld)
+            #expect(try prompt.receive(timeout: 10)?.first?.count == frame.count)
+            let promptDeadline = Date().addingTimeInterval(5)
+            while promptHeld.bytes > 0 && Date() < promptDeadline { Thread.sleep(forTimeInterval: 0.01) }
             Thread.sleep(forTimeInterval: 0.2)
-            #expect(router.heldBytes > 0)
-            #expect(router.heldBytes <= 4 * frame.count)
+            #expect(promptHeld.bytes == 0, "what a peer read stops counting for it")
+            #expect(readerHeld.bytes > 0, "the peer that reads nothing still holds its frames")
+            #expect(readerHeld.bytes <= 4 * frame.count)
+            #expect(router.heldBytes == readerHeld.bytes)
 
             for _ in 0..<4 { #expect(try dealer.receive(timeout: 10)?.first?.count == frame.count) }
             #expect(try dealer.receive(timeout: 5) == [[1, 2, 3]])
             let deadline = Date().addingTimeInterval(5)
             while router.heldBytes > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
             #expect(router.heldBytes == 0)
+            #expect(readerHeld.bytes == 0)
         }
     }
 

@@ -41,6 +41,10 @@ int tessera_stream_set_display_matrix(struct AVStream *stream, const int32_t mat
 /// Fills every new heap allocation with a fixed byte (glibc M_PERTURB), so that code which reads memory
 /// before writing it sees the same bytes on every run. Returns 1 when the allocator supports it.
 int tessera_malloc_perturb(int byte);
+/// Blocks up to `largest_from_heap` bytes come from the heap, and up to `kept_free` bytes freed at its
+/// end stay with the process (glibc M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). Returns 1 when the
+/// allocator took both.
+int tessera_malloc_keep_freed(int largest_from_heap, int kept_free);
 /// Runs `argv[0]` with stdin from /dev/null, stdout and stderr to the given files, in `directory`
 /// (or here when NULL), every other descriptor closed, and waits for it. Returns its exit status
 /// (128 + signal when killed), or -errno when it could not be started.

@@ -1,0 +1,21 @@
+import CTesseraShim
+
+/// The C allocator's settings for the whole process (glibc's `mallopt`).
+public enum ProcessAllocator {
+    /// Keeps the memory of freed blocks for the next ones, for a process that allocates and frees
+    /// blocks of megabytes all the time (a segment's payload or result, several a second).
+    ///
+    /// By default glibc maps such blocks from the kernel, or raises that threshold as it goes and then
+    /// returns the free end of its heap, so every payload lands on fresh pages the kernel must fault in
+    /// and zero: in a coordinator moving a gigabyte a second, a sixth of its processor time (more in a
+    /// virtual machine, where fresh pages may also come from the host). Kept, those pages are reused,
+    /// and the process's memory settles at what it needs at once (the send window's payloads in flight,
+    /// and the results waiting) instead of wandering with how its heap was last trimmed.
+    ///
+    /// Blocks up to 32 MB come from the heap; freed memory goes back to the kernel past 256 MB.
+    /// Returns false when the allocator has no such settings.
+    @discardableResult
+    public static func keepFreedMemory() -> Bool {
+        tessera_malloc_keep_freed(32 << 20, 256 << 20) == 1
+    }
+}
