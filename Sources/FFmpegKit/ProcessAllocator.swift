@@ -9,10 +9,12 @@ public enum ProcessAllocator {
     /// returns the free end of its heap, so every payload lands on fresh pages the kernel must fault in
     /// and zero: in a coordinator moving a gigabyte a second, a sixth of its processor time (more in a
     /// virtual machine, where fresh pages may also come from the host). Kept, those pages are reused,
-    /// and the process's memory settles at what it needs at once (the send window's payloads in flight,
-    /// and the results waiting) instead of wandering with how its heap was last trimmed.
+    /// and the process's memory settles at its high-water mark (in the coordinator: the send window's
+    /// payloads in flight and the results waiting) instead of wandering with how its heap was last
+    /// trimmed.
     ///
-    /// Blocks up to 32 MB come from the heap; freed memory goes back to the kernel past 256 MB.
+    /// Blocks up to 32 MB come from the heap; freed memory goes back to the kernel past 256 MB free at
+    /// the end of a heap (glibc keeps a heap per arena, and threads may use arenas of their own).
     /// Returns false when the allocator has no such settings.
     @discardableResult
     public static func keepFreedMemory() -> Bool {

@@ -200,7 +200,7 @@ public final class PGConnection {
         var received = drainNotifications()
         guard received.isEmpty else { return received }
         var fds = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&fds, 1, Int32(max(0, timeout * 1000)))
+        let ready = poll(&fds, 1, Int32(max(0, (timeout * 1000).rounded(.up))))
         guard ready > 0 else { return [] }
         if PQconsumeInput(conn) == 0 {
             try reconnect()

@@ -138,7 +138,7 @@ public final class ClusterWorker: @unchecked Sendable {
             // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
             // doorbell, it looks every 5 ms while encodes run).
             let wait = resultReady.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
-            guard let frames = try socket.receive(timeout: min(wait, interval), wake: resultReady.isValid ? resultReady.fd : nil) else {
+            guard let frames = try socket.receiveFrames(timeout: min(wait, interval), wake: resultReady.isValid ? resultReady.fd : nil) else {
                 resultReady.answer()
                 continue
             }
@@ -146,14 +146,16 @@ public final class ClusterWorker: @unchecked Sendable {
             heardFromCoordinator = true
             let message: ClusterMessage
             do {
-                message = try ClusterMessage(frames: frames)
+                // A task's payload (megabytes) is read where libzmq received it, on the encode thread:
+                // the message is parsed with empty stand-ins for the frames after its header.
+                message = try ClusterMessage(frames: [frames[0].bytes] + frames.dropFirst().map { _ in [] })
             } catch {
                 logger.warning("dropped a malformed message", metadata: ["error": "\(error)"])
                 continue
             }
             switch message {
-            case .task(let header, let payload):
-                start(header, payload)
+            case .task(let header, _):
+                start(header, frames[1])
             case .cancel(let jobID):
                 for (ref, flag) in inFlight where ref.jobID == jobID { flag.cancel() }
             case .heartbeat, .ready, .result, .failure, .bye:
@@ -163,7 +165,7 @@ public final class ClusterWorker: @unchecked Sendable {
     }
 
     /// Encodes on a dedicated thread; the result is queued for the socket's thread to send.
-    func start(_ header: ClusterMessage.TaskHeader, _ payload: [UInt8]) {
+    func start(_ header: ClusterMessage.TaskHeader, _ payload: ReceivedFrame) {
         let ref = header.segment
         // The same segment again (a second attempt): the first encode gives way.
         inFlight[ref]?.cancel()
@@ -179,7 +181,7 @@ public final class ClusterWorker: @unchecked Sendable {
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             let message: ClusterMessage
             do {
-                var task = try SegmentTask(serialized: payload)
+                var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
                 task.header.settings.threads = threads
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })

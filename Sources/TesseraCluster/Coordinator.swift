@@ -32,8 +32,9 @@ public final class Coordinator: @unchecked Sendable {
         /// beyond it, no new task is packed until some have left (one always may when it is not full).
         /// Bounds its memory whatever the number of workers, the segments' size and the input's length:
         /// a network slower than packing gains nothing from payloads waiting in memory. Only connected
-        /// workers count: what a worker found silent still holds (its host gone, the connection not yet
-        /// timed out) stops counting then, so it cannot hold up the others.
+        /// workers count: what a worker found silent still holds (its host gone) stops counting then, so
+        /// it cannot hold up the others; libzmq frees it when its own heartbeat closes that connection
+        /// (twice the silence that ends a worker, see `run`).
         public var sendWindowBytes: Int = 16 << 20
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
@@ -61,8 +62,9 @@ public final class Coordinator: @unchecked Sendable {
         var renewed = Date.distantPast
         /// Produced headers that differ from a job's: another libx264 build. Gets no more work.
         var incompatible = false
-        /// Payload bytes sent to it that libzmq still holds (counted in the send window while it is a peer).
-        let held = HeldBytes()
+        /// Payload bytes sent to it that libzmq still holds (counted in the send window while it is a
+        /// peer; kept when it reconnects, since its old connection may still be sending).
+        var held = HeldBytes()
     }
 
     struct JobContext {
@@ -149,6 +151,10 @@ public final class Coordinator: @unchecked Sendable {
         try socket.setMaximumMessageSize(options.maximumMessageSize)
         // A worker that reconnects (same id) takes its identity over from the dead connection.
         try socket.setHandover(true)
+        // libzmq closes a connection it heard nothing on for twice the silence that ends a worker, and
+        // frees what it still held for it (a dead host's TCP connection could otherwise keep a payload
+        // for as long as TCP retries).
+        try socket.setHeartbeat(interval: options.heartbeatInterval, timeout: 2 * options.heartbeatInterval * Double(options.liveness))
         try socket.bind(options.bind)
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
@@ -283,6 +289,7 @@ public final class Coordinator: @unchecked Sendable {
                 return
             }
             var peer = Peer(identity: identity, slots: min(max(ready.slots, 1), 64))
+            if let known = peers[worker] { peer.held = known.held }
             if ready.capabilities[BenchResult.capability] != nil, !options.benchmark {
                 peer.incompatible = true
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])

@@ -65,6 +65,14 @@ public enum Blob {
     }
 
     public static func decode(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
+        let result: Result<(header: [UInt8], packets: [MediaPacket]), PayloadError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PayloadError) in try decode(magic: magic, raw) }
+        }
+        return try result.get()
+    }
+
+    /// As `decode`, from bytes wherever they are (a received message's buffer).
+    public static func decode(magic: String, _ bytes: UnsafeRawBufferPointer) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
         var packets: [MediaPacket] = []
         let header = try walk(magic: magic, bytes) { count in
             packets.reserveCapacity(count)
@@ -79,58 +87,60 @@ public enum Blob {
     /// packets and the checksum.
     public static func check(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: Int, checksum: UInt64) {
         var packets = 0
-        let (header, checksum) = try walk(magic: magic, bytes, count: { packets = $0 }, record: { _, _, _, _, _ in })
+        let result: Result<(header: [UInt8], checksum: UInt64), PayloadError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PayloadError) in try walk(magic: magic, raw, count: { packets = $0 }, record: { _, _, _, _, _ in }) }
+        }
+        let (header, checksum) = try result.get()
         return (header, packets, checksum)
     }
 
     /// The checksum a blob carries in its last 8 bytes, unchecked: what the store compares a spool
     /// file's recorded checksum with before the file is decoded (which checks it against the bytes).
     public static func storedChecksum(_ bytes: [UInt8]) -> UInt64? {
-        guard bytes.count >= 8 else { return nil }
-        return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)) }
+        bytes.withUnsafeBytes { storedChecksum($0) }
     }
 
-    static func walk(magic: String, _ bytes: [UInt8], count: (Int) -> Void,
+    static func storedChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count >= 8 else { return nil }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+    }
+
+    static func walk(magic: String, _ raw: UnsafeRawBufferPointer, count: (Int) -> Void,
                      record: (Int64?, Int64?, Int64, UInt32, UnsafeRawBufferPointer) -> Void) throws(PayloadError) -> (header: [UInt8], checksum: UInt64) {
-        let result: Result<(header: [UInt8], checksum: UInt64), PayloadError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(PayloadError) in
-                guard raw.count >= 4 + 2 + 4 + 4 + 8 else { throw .truncated }
-                guard Array(raw[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
-                let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 8)])
-                // The checksum is taken record by record as the records are read (each is in cache
-                // then); `record` sees bytes not yet checked, so its caller keeps nothing when this throws.
-                var running = PayloadChecksum.Running()
-                let header: [UInt8]
-                do throws(PayloadError) {
-                    var reader = ByteReader(body, start: 4)
-                    let version = try reader.u16()
-                    guard version == currentVersion else { throw .unsupportedVersion(version) }
-                    header = Array(try reader.bytes(Int(try reader.u32())))
-                    let packets = Int(try reader.u32())
-                    // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
-                    guard packets <= (body.count - reader.offset) / recordHead else { throw .truncated }
-                    count(packets)
-                    for _ in 0..<packets {
-                        let pts = Int64(bitPattern: try reader.u64())
-                        let dts = Int64(bitPattern: try reader.u64())
-                        let duration = Int64(bitPattern: try reader.u64())
-                        let flags = try reader.u32()
-                        let data = try reader.bytes(Int(try reader.u32()))
-                        record(pts == Int64.min ? nil : pts, dts == Int64.min ? nil : dts, duration, flags, data)
-                        running.advance(body, to: reader.offset)
-                    }
-                    guard reader.offset == body.count else { throw .trailingBytes }
-                } catch {
-                    // Damaged bytes are reported as such, whatever framing they broke.
-                    guard storedChecksum(bytes) == running.finish(body) else { throw .checksumMismatch }
-                    throw error
-                }
-                let checksum = running.finish(body)
-                guard storedChecksum(bytes) == checksum else { throw .checksumMismatch }
-                return (header, checksum)
+        guard raw.count >= 4 + 2 + 4 + 4 + 8 else { throw .truncated }
+        guard Array(raw[0..<4]) == Array(magic.utf8) else { throw .wrongMagic(expected: magic) }
+        let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 8)])
+        // The checksum is taken record by record as the records are read (each is in cache
+        // then); `record` sees bytes not yet checked, so its caller keeps nothing when this throws.
+        var running = PayloadChecksum.Running()
+        let header: [UInt8]
+        do throws(PayloadError) {
+            var reader = ByteReader(body, start: 4)
+            let version = try reader.u16()
+            guard version == currentVersion else { throw .unsupportedVersion(version) }
+            header = Array(try reader.bytes(Int(try reader.u32())))
+            let packets = Int(try reader.u32())
+            // Each record takes at least 32 bytes: a count larger than the bytes left is a lie.
+            guard packets <= (body.count - reader.offset) / recordHead else { throw .truncated }
+            count(packets)
+            for _ in 0..<packets {
+                let pts = Int64(bitPattern: try reader.u64())
+                let dts = Int64(bitPattern: try reader.u64())
+                let duration = Int64(bitPattern: try reader.u64())
+                let flags = try reader.u32()
+                let data = try reader.bytes(Int(try reader.u32()))
+                record(pts == Int64.min ? nil : pts, dts == Int64.min ? nil : dts, duration, flags, data)
+                running.advance(body, to: reader.offset)
             }
+            guard reader.offset == body.count else { throw .trailingBytes }
+        } catch {
+            // Damaged bytes are reported as such, whatever framing they broke.
+            guard storedChecksum(raw) == running.finish(body) else { throw .checksumMismatch }
+            throw error
         }
-        return try result.get()
+        let checksum = running.finish(body)
+        guard storedChecksum(raw) == checksum else { throw .checksumMismatch }
+        return (header, checksum)
     }
 }
 

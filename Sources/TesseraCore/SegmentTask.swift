@@ -24,6 +24,12 @@ extension BlobPayload {
         try self.init(validating: try Self.decodeHeader(headerBytes), packets: packets)
     }
 
+    /// As `init(serialized:)`, from bytes wherever they are (a received message's buffer, read in place).
+    public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(PayloadError) {
+        let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
+        try self.init(validating: try Self.decodeHeader(headerBytes), packets: packets)
+    }
+
     static func decodeHeader(_ bytes: [UInt8]) throws(PayloadError) -> Header {
         do {
             return try CanonicalJSON.decode(Header.self, from: bytes)

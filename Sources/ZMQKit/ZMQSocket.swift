@@ -45,6 +45,13 @@ public final class ZMQSocket {
     /// beyond it, it stops reading and the sender's side holds them.
     public func setReceiveHighWaterMark(_ messages: Int32) throws(ZMQError) { try setOption(ZMQ_RCVHWM, messages) }
 
+    /// ZMTP heartbeats: a PING every `interval` seconds, and the connection is closed (what was queued
+    /// for it freed) when nothing came from the peer for `timeout` seconds.
+    public func setHeartbeat(interval: Double, timeout: Double) throws(ZMQError) {
+        try setOption(ZMQ_HEARTBEAT_IVL, Int32(clamping: Int((interval * 1000).rounded(.up))))
+        try setOption(ZMQ_HEARTBEAT_TIMEOUT, Int32(clamping: Int((timeout * 1000).rounded(.up))))
+    }
+
     /// ROUTER: a peer reconnecting with an identity already known takes it over (instead of being
     /// refused while the old connection is still thought alive).
     public func setHandover(_ on: Bool) throws(ZMQError) { try setOption(ZMQ_ROUTER_HANDOVER, Int32(on ? 1 : 0)) }
@@ -99,22 +106,21 @@ public final class ZMQSocket {
     /// Waits up to `timeout` seconds (nil: forever) for a message; nil when none arrived in time, or when
     /// the file descriptor `wake` became readable first (see `poll`).
     public func receive(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> [[UInt8]]? {
+        try receiveFrames(timeout: timeout, wake: wake)?.map(\.bytes)
+    }
+
+    /// As `receive`, with each frame left in the buffer libzmq received it into: a payload of megabytes
+    /// is read in place instead of copied.
+    public func receiveFrames(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> [ReceivedFrame]? {
         guard try poll(timeout: timeout, wake: wake) else { return nil }
-        var frames: [[UInt8]] = []
+        var frames: [ReceivedFrame] = []
         while true {
-            var message = zmq_msg_t()
-            zmq_msg_init(&message)
-            defer { zmq_msg_close(&message) }
+            let frame = ReceivedFrame()
             var rc: Int32 = -1
-            repeat { rc = zmq_msg_recv(&message, handle, 0) } while rc < 0 && zmq_errno() == EINTR
+            repeat { rc = zmq_msg_recv(frame.message, handle, 0) } while rc < 0 && zmq_errno() == EINTR
             try check(rc, "zmq_msg_recv")
-            let size = zmq_msg_size(&message)
-            if size > 0, let data = zmq_msg_data(&message) {
-                frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
-            } else {
-                frames.append([])
-            }
-            guard zmq_msg_more(&message) == 1 else { return frames }
+            frames.append(frame)
+            guard zmq_msg_more(frame.message) == 1 else { return frames }
         }
     }
 
@@ -130,6 +136,30 @@ public final class ZMQSocket {
         try check(rc, "zmq_poll")
         return rc > 0 && items[0].revents & Int16(ZMQ_POLLIN) != 0
     }
+}
+
+/// One frame of a received message, in libzmq's buffer until this goes (the buffer is not written to
+/// after receipt, so it may be read from any thread).
+public final class ReceivedFrame: @unchecked Sendable {
+    let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+
+    init() { zmq_msg_init(message) }
+
+    deinit {
+        zmq_msg_close(message)
+        message.deallocate()
+    }
+
+    public var count: Int { zmq_msg_size(message) }
+
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let size = zmq_msg_size(message)
+        guard size > 0, let data = zmq_msg_data(message) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: data, count: size))
+    }
+
+    /// A copy of the bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
 /// Bytes of large frames libzmq holds, sent but not yet written to the connection: a count shared

@@ -49,11 +49,23 @@ import TesseraCore
             for _ in 0..<3 { try dealer.send([[7], frame]) }
             frame[0] ^= 0xFF
             frame.removeAll()
-            for _ in 0..<3 {
+            for _ in 0..<2 {
                 let received = try #require(try router.receive(timeout: 5))
                 #expect(received.count == 3)
                 #expect(received[2] == expected)
             }
+            // Received in place: the frame stays readable, from another thread, after the socket moved on.
+            let frames = try #require(try router.receiveFrames(timeout: 5))
+            #expect(frames.map(\.count) == [8, 1, expected.count])
+            #expect(try router.receive(timeout: 0.05) == nil)
+            let payload = frames[2]
+            let same = Locked(false)
+            let read = Thread { same.withValue { $0 = payload.withUnsafeBytes { Array($0) } == expected } }
+            read.start()
+            let deadline = Date().addingTimeInterval(5)
+            while read.isExecuting || !read.isFinished, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            #expect(same.current)
+            #expect(frames[1].bytes == [7])
         }
     }
 
