@@ -47,6 +47,8 @@ public final class Packet {
         set { raw.pointee.stream_index = Int32(newValue) }
     }
     public var size: Int { Int(raw.pointee.size) }
+    /// Where the packet's bytes start in the input file, when the demuxer knows.
+    public var position: Int64? { raw.pointee.pos >= 0 ? raw.pointee.pos : nil }
     public var isKey: Bool { raw.pointee.flags & AV_PKT_FLAG_KEY != 0 }
     public var isDiscard: Bool { raw.pointee.flags & AV_PKT_FLAG_DISCARD != 0 }
     public var isCorrupt: Bool { raw.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }

@@ -146,9 +146,8 @@ public final class ClusterWorker: @unchecked Sendable {
             heardFromCoordinator = true
             let message: ClusterMessage
             do {
-                // A task's payload (megabytes) is read where libzmq received it, on the encode thread:
-                // the message is parsed with empty stand-ins for the frames after its header.
-                message = try ClusterMessage(frames: [frames[0].bytes] + frames.dropFirst().map { _ in [] })
+                // A task's payload (megabytes) is read where libzmq received it, on the encode thread.
+                message = try ClusterMessage(head: frames[0].bytes, payloadFrames: frames.count - 1)
             } catch {
                 logger.warning("dropped a malformed message", metadata: ["error": "\(error)"])
                 continue

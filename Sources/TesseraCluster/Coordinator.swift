@@ -93,6 +93,11 @@ public final class Coordinator: @unchecked Sendable {
     var contexts: [String: JobContext] = [:]
     var busy: Set<String> = []
     var dirty = true
+    /// The last lease statement found fewer pending segments than it had slots for: dispatching asks the
+    /// store nothing until something may have put segments back (a job event, a sweep, a reconnect, any
+    /// message but a heartbeat or a result, a refused result, a silent worker, a reap, a lease this
+    /// coordinator handed back). A free slot after each result costs no statement at a job's end.
+    var nothingPending = false
     /// The store announced a change worth a sweep (or the last segment of a job was recorded).
     var notified = false
     let started = Date()
@@ -170,7 +175,7 @@ public final class Coordinator: @unchecked Sendable {
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
             var timeout = windowFull ? 0.002 : 0.02
-            while let frames = try socket.receive(timeout: timeout) {
+            while let frames = try socket.receiveFrames(timeout: timeout) {
                 timeout = 0
                 try step("message", \.results, store) { try handle(frames, socket, store) }
             }
@@ -178,10 +183,14 @@ public final class Coordinator: @unchecked Sendable {
             try step("results", \.results, store) { try takeOutcomes() }
             if store.sessions != sessions {
                 sessions = store.sessions
+                nothingPending = false
+                // What was notified while the store was away is lost: sweep now.
+                notified = true
                 try step("reconnect", \.bookkeeping, store) { try reconcileLeases(store) }
             }
             for event in events.withValue({ q -> [Event] in defer { q.removeAll() }; return q }) {
                 dirty = true
+                nothingPending = false
                 try step("job event", \.bookkeeping, store) { try apply(event, socket, store) }
             }
             let now = Date()
@@ -203,12 +212,13 @@ public final class Coordinator: @unchecked Sendable {
             }
             // Every finished segment notifies (the job's counters change): sweep for those at most
             // every 50 ms, or the store would be asked about every job once per segment. Without a
-            // notification, every 2 s: a safety net for notifications lost while the store was away.
+            // notification, every 5 s: a safety net (a reconnect sweeps at once, see above).
             if now >= nextSweep || (notified && now.timeIntervalSince(lastSweep) >= 0.05) {
                 notified = false
                 lastSweep = now
+                nothingPending = false
                 try step("sweep", \.bookkeeping, store) { try sweep(socket, store) }
-                nextSweep = now.addingTimeInterval(2)
+                nextSweep = now.addingTimeInterval(5)
                 dirty = true
             }
             if dirty {
@@ -252,9 +262,9 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Messages
 
-    func handle(_ frames: [[UInt8]], _ socket: ZMQSocket, _ store: JobStore) throws {
+    func handle(_ frames: [ReceivedFrame], _ socket: ZMQSocket, _ store: JobStore) throws {
         guard frames.count >= 2 else { return }
-        let identity = frames[0]
+        let identity = frames[0].bytes
         let worker = String(decoding: identity, as: UTF8.self)
         guard Array(worker.utf8) == identity, Self.acceptable(worker) else {
             logger.warning("dropped a message from an unacceptable identity")
@@ -262,7 +272,8 @@ public final class Coordinator: @unchecked Sendable {
         }
         let message: ClusterMessage
         do {
-            message = try ClusterMessage(frames: Array(frames.dropFirst()))
+            // A result's payload (megabytes) goes to the spooler where libzmq received it.
+            message = try ClusterMessage(head: frames[1].bytes, payloadFrames: frames.count - 2)
         } catch {
             logger.warning("dropped a malformed message", metadata: ["peer": "\(worker)", "error": "\(error)"])
             return
@@ -280,7 +291,9 @@ public final class Coordinator: @unchecked Sendable {
         switch message {
         case .result, .heartbeat: break
         // Anything else may hand a lease back: the results before it are recorded first.
-        default: try spooler.drain()
+        default:
+            try spooler.drain()
+            nothingPending = false
         }
         switch message {
         case .ready(let ready):
@@ -306,9 +319,9 @@ public final class Coordinator: @unchecked Sendable {
                 try store.renewAll(worker: worker, seconds: options.leaseSeconds)
                 peers[worker]?.renewed = Date()
             }
-        case .result(let header, let payload):
+        case .result(let header, _):
             peers[worker]?.inFlight[header.segment] = nil
-            spooler.submit(.init(worker: worker, header: header, payload: payload))
+            spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
         case .failure(let failure):
             peers[worker]?.inFlight[failure.segment] = nil
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, error: failure.error) {
@@ -341,6 +354,9 @@ public final class Coordinator: @unchecked Sendable {
                 }
             case .incompatible(let worker):
                 peers[worker]?.incompatible = true
+                nothingPending = false
+            case .handedBack:
+                nothingPending = false
             }
         }
     }
@@ -376,6 +392,7 @@ public final class Coordinator: @unchecked Sendable {
                 try spooler.drain()
                 let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent")
                 peers[id] = nil
+                nothingPending = false
                 logger.warning("worker silent, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
                 continue
             }
@@ -390,6 +407,8 @@ public final class Coordinator: @unchecked Sendable {
                 }
             }
             let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
+            // Leases of workers not connected (above) or expired may have come back.
+            nothingPending = false
             for job in reaped.failedJobs { drop(job, socket) }
             nextReap = Date().addingTimeInterval(min(5, options.leaseSeconds / 4))
         }
@@ -476,7 +495,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         // No more than the send window takes (one at least when it is not full).
         windowFull = false
-        guard !slots.isEmpty else { return }
+        guard !slots.isEmpty, !nothingPending else { return }
         let held = peers.values.reduce(0) { $0 + $1.held.bytes }, payload = max(contexts.values.map(\.payloadBytes).max() ?? 1, 1)
         let window = options.sendWindowBytes
         let fitting = held >= window ? 0 : max(1, (window - held) / payload)
@@ -487,13 +506,18 @@ public final class Coordinator: @unchecked Sendable {
             guard !slots.isEmpty else { return }
         }
         var failure: (any Error)?
-        for (id, lease) in try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit) {
+        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit)
+        // Fewer than asked for: none left (a release below, or anything that may put one back, says otherwise).
+        nothingPending = leases.count < slots.count
+        for (id, lease) in leases {
             guard let peer = peers[id] else {
+                nothingPending = false
                 try store.release(lease.jobID, lease.index, worker: id, error: nil)
                 continue
             }
             do {
                 guard let context = contexts[lease.jobID], let segment = context.segments[lease.index] else {
+                    nothingPending = false
                     try store.release(lease.jobID, lease.index, worker: id, error: nil)
                     continue
                 }
@@ -522,6 +546,7 @@ public final class Coordinator: @unchecked Sendable {
                 }
             } catch {
                 // The rest of the leases still go out; this one goes back (it was not sent).
+                nothingPending = false
                 _ = try? store.release(lease.jobID, lease.index, worker: id, error: nil)
                 failure = failure ?? error
             }

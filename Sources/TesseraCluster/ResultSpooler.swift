@@ -3,6 +3,7 @@ import Logging
 import TesseraCore
 import TesseraEngine
 import TesseraStore
+import ZMQKit
 
 /// Checks, spools and records the workers' results on a thread of its own, with a store connection of
 /// its own, so that the coordinator's loop only receives, leases and sends: writing a result into the
@@ -20,7 +21,8 @@ final class ResultSpooler: @unchecked Sendable {
     struct Item {
         var worker: String
         var header: ClusterMessage.ResultHeader
-        var payload: [UInt8]
+        /// The result blob, where libzmq received it.
+        var payload: ReceivedFrame
     }
 
     enum Outcome {
@@ -28,6 +30,8 @@ final class ResultSpooler: @unchecked Sendable {
         case recorded(ClusterMessage.SegmentRef, encodeSeconds: Double, bytes: Int64, at: Double)
         /// Its SPS/PPS differ from the job's (another libx264 build): it gets no more work.
         case incompatible(worker: String)
+        /// Refused (damaged or for another segment): its lease went back, the segment is pending again.
+        case handedBack
     }
 
     struct State {
@@ -216,13 +220,14 @@ final class ResultSpooler: @unchecked Sendable {
         let encoded: EncodedSegment.Header
         do {
             // One pass over the bytes (the checksum); the packets are framed right but not copied.
-            let checked = try EncodedSegment.checkedHeader(payload)
+            let checked = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try EncodedSegment.checkedHeader(bytes) }
             checksum = PayloadChecksum.hex(checked.checksum)
             encoded = checked.header
             guard checksum == item.header.checksum else { throw PayloadError.checksumMismatch }
             guard encoded.jobID == ref.jobID, encoded.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
         } catch {
             try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
+            outcomes.append(.handedBack)
             return nil
         }
         let hex = encoded.extradata.hexString
@@ -248,7 +253,7 @@ final class ResultSpooler: @unchecked Sendable {
             log = try SpoolLog(path: directory.appendingPathComponent(Self.logName).path)
             logs[ref.jobID] = log
         }
-        let offset = try log.append(payload)
+        let offset = try payload.withUnsafeBytes { (bytes) throws(SpoolFile.Failure) in try log.append(bytes) }
         let result = SegmentResult(path: log.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
                                    encodeSeconds: encoded.encodeSeconds)
         return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, result: result)

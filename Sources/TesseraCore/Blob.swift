@@ -29,6 +29,26 @@ public enum Blob {
     /// Nil when `fill` returns false, or puts other than that many records and bytes.
     public static func encode(magic: String, header: [UInt8], packets: Int, dataBytes: Int,
                               fill: (PutRecord) throws -> Bool) rethrows -> [UInt8]? {
+        try encode(magic: magic, header: header, packets: packets, dataBytes: dataBytes) { (putInPlace: PutRecordInPlace) in
+            try withoutActuallyEscaping(putInPlace) { putInPlace in
+                try fill { pts, dts, duration, flags, data in
+                    putInPlace(pts, dts, duration, flags, data.count) { place in
+                        place.copyMemory(from: data)
+                        return true
+                    }
+                }
+            }
+        }
+    }
+
+    /// A packet record whose `count` bytes `write` puts in place, straight into the blob (a file read
+    /// into it); false from `write` fails the blob.
+    public typealias PutRecordInPlace = (_ pts: Int64?, _ dts: Int64?, _ duration: Int64, _ flags: UInt32, _ count: Int,
+                                         _ write: (UnsafeMutableRawBufferPointer) -> Bool) -> Void
+
+    /// As `encode(magic:header:packets:dataBytes:fill:)`, each record's bytes written in place.
+    public static func encode(magic: String, header: [UInt8], packets: Int, dataBytes: Int,
+                              fillInPlace fill: (PutRecordInPlace) throws -> Bool) rethrows -> [UInt8]? {
         let magicBytes = Array(magic.utf8.prefix(4))
         let size = magicBytes.count + 2 + 4 + header.count + 4 + packets * recordHead + dataBytes + 8
         var complete = false
@@ -39,27 +59,31 @@ public enum Blob {
             out.put(UInt32(header.count))
             out.append(header)
             out.put(UInt32(packets))
-            var written = 0, overflow = false
-            // The checksum is taken record by record, while the bytes just copied are still in cache.
+            var written = 0, failed = false
+            // The checksum is taken record by record, while the bytes just written are still in cache.
             let body = UnsafeRawBufferPointer(rebasing: out.base[0..<(size - 8)])
             var checksum = PayloadChecksum.Running()
-            let filled = try fill { pts, dts, duration, flags, data in
-                guard !overflow, written < packets, out.offset + recordHead + data.count <= size - 8 else {
-                    overflow = true
+            let filled = try fill { pts, dts, duration, flags, count, write in
+                guard !failed, written < packets, count >= 0, out.offset + recordHead + count <= size - 8 else {
+                    failed = true
                     return
                 }
                 out.put(UInt64(bitPattern: pts ?? Int64.min))
                 out.put(UInt64(bitPattern: dts ?? Int64.min))
                 out.put(UInt64(bitPattern: duration))
                 out.put(flags)
-                out.put(UInt32(data.count))
-                out.append(data)
+                out.put(UInt32(count))
+                guard write(UnsafeMutableRawBufferPointer(rebasing: out.base[out.offset..<(out.offset + count)])) else {
+                    failed = true
+                    return
+                }
+                out.offset += count
                 checksum.advance(body, to: out.offset)
                 written += 1
             }
-            complete = filled && !overflow && written == packets && out.offset == size - 8
+            complete = filled && !failed && written == packets && out.offset == size - 8
             if complete { out.put(checksum.finish(body)) }
-            initialized = out.offset
+            initialized = complete ? out.offset : 0
         }
         return complete ? bytes : nil
     }
@@ -85,12 +109,9 @@ public enum Blob {
     /// Checks a blob as `decode` does (checksum, version, every record's framing) without copying its
     /// packets: the coordinator's test of a result it only stores. Returns the header, the number of
     /// packets and the checksum.
-    public static func check(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: Int, checksum: UInt64) {
+    public static func check(magic: String, _ bytes: UnsafeRawBufferPointer) throws(PayloadError) -> (header: [UInt8], packets: Int, checksum: UInt64) {
         var packets = 0
-        let result: Result<(header: [UInt8], checksum: UInt64), PayloadError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(PayloadError) in try walk(magic: magic, raw, count: { packets = $0 }, record: { _, _, _, _, _ in }) }
-        }
-        let (header, checksum) = try result.get()
+        let (header, checksum) = try walk(magic: magic, bytes, count: { packets = $0 }, record: { _, _, _, _, _ in })
         return (header, packets, checksum)
     }
 

@@ -115,12 +115,23 @@ public enum ClusterMessage: Hashable, Sendable {
     /// Parses the frames of one message (without a ROUTER's identity frame).
     public init(frames: [[UInt8]]) throws(WireError) {
         guard let head = frames.first else { throw .empty }
+        try self.init(head: head, frameCount: frames.count, payload: frames.count > 1 ? frames[1] : [])
+    }
+
+    /// Parses a message from its header frame, the `payloadFrames` after it left where they were
+    /// received: a task's or result's payload (megabytes) is read in place by the caller, and the
+    /// message holds an empty one.
+    public init(head: [UInt8], payloadFrames: Int) throws(WireError) {
+        try self.init(head: head, frameCount: 1 + payloadFrames, payload: [])
+    }
+
+    init(head: [UInt8], frameCount: Int, payload: [UInt8]) throws(WireError) {
         guard head.count >= 5, Array(head[0..<3]) == Self.magic else { throw .notTessera }
         guard head[3] == Self.version else { throw .unsupportedVersion(head[3]) }
         guard let kind = Kind(rawValue: head[4]) else { throw .unknownKind(head[4]) }
         let json = Array(head[5...])
         let expectsPayload = kind == .task || kind == .result
-        guard frames.count == (expectsPayload ? 2 : 1) else { throw .wrongFrameCount(kind: "\(kind)", frames.count) }
+        guard frameCount == (expectsPayload ? 2 : 1) else { throw .wrongFrameCount(kind: "\(kind)", frameCount) }
         func body<T: Decodable>(_ type: T.Type) throws(WireError) -> T {
             do { return try CanonicalJSON.decode(type, from: json) } catch { throw .badHeader("\(kind)") }
         }
@@ -130,8 +141,8 @@ public enum ClusterMessage: Hashable, Sendable {
             guard ready.slots > 0, !ready.workerID.isEmpty else { throw .badHeader("ready") }
             self = .ready(ready)
         case .heartbeat: self = .heartbeat
-        case .task: self = .task(try body(TaskHeader.self), payload: frames[1])
-        case .result: self = .result(try body(ResultHeader.self), payload: frames[1])
+        case .task: self = .task(try body(TaskHeader.self), payload: payload)
+        case .result: self = .result(try body(ResultHeader.self), payload: payload)
         case .failure: self = .failure(try body(Failure.self))
         case .cancel: self = .cancel(jobID: try body(JobRef.self).jobID)
         case .bye: self = .bye(handedBack: try body(HandBack.self).handedBack)

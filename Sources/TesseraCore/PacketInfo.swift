@@ -26,9 +26,11 @@ public struct PacketInfo: Codable, Hashable, Sendable {
     public var discard: Bool
     public var size: Int
     public var randomAccess: RandomAccess
+    /// Where its bytes start in the file, as the demuxer reported (nil: unknown).
+    public var position: Int64?
 
     public init(index: Int, pts: Int64?, dts: Int64?, duration: Int64, keyFlag: Bool, discard: Bool,
-                size: Int, randomAccess: RandomAccess) {
+                size: Int, randomAccess: RandomAccess, position: Int64? = nil) {
         self.index = index
         self.pts = pts
         self.dts = dts
@@ -37,5 +39,11 @@ public struct PacketInfo: Codable, Hashable, Sendable {
         self.discard = discard
         self.size = size
         self.randomAccess = randomAccess
+        self.position = position
+    }
+
+    /// The flags a payload records for it (`MediaPacket.flags`).
+    public var mediaFlags: UInt32 {
+        (keyFlag ? MediaPacket.keyFlag : 0) | (discard ? MediaPacket.discardFlag : 0)
     }
 }

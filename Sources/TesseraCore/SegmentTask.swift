@@ -123,6 +123,14 @@ public struct EncodedSegment: BlobPayload {
     /// A serialized result's header and checksum, after every check `init(serialized:)` makes, without
     /// copying its packets: what the coordinator needs of a result it only spools.
     public static func checkedHeader(_ bytes: [UInt8]) throws(PayloadError) -> (header: Header, checksum: UInt64) {
+        let result: Result<(header: Header, checksum: UInt64), PayloadError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PayloadError) in try checkedHeader(raw) }
+        }
+        return try result.get()
+    }
+
+    /// As `checkedHeader`, from bytes wherever they are (a received message's buffer).
+    public static func checkedHeader(_ bytes: UnsafeRawBufferPointer) throws(PayloadError) -> (header: Header, checksum: UInt64) {
         let (headerBytes, packets, checksum) = try Blob.check(magic: magic, bytes)
         let header = try decodeHeader(headerBytes)
         try validate(header, packets: packets)

@@ -83,7 +83,8 @@ public enum MediaProbe {
                 let access = packet.withData { classifier.classify($0, keyFlag: packet.isKey) }
                 packets.append(PacketInfo(index: packets.count, pts: packet.pts, dts: packet.dts,
                                           duration: packet.duration, keyFlag: packet.isKey,
-                                          discard: packet.isDiscard, size: packet.size, randomAccess: access))
+                                          discard: packet.isDiscard, size: packet.size, randomAccess: access,
+                                          position: packet.position))
             }
         } catch {
             throw .input(path, "read error after \(packets.count) video packets (\(error.message))")

@@ -1,4 +1,5 @@
 import FFmpegKit
+import Foundation
 import TesseraCore
 
 /// Reads any one segment's packets on demand: seeks near its first packet, finds where it landed by
@@ -12,6 +13,9 @@ public final class SegmentReader {
     let lookup: [Key: [Int]]
     /// Segments that needed a read from the start of the file because no seek landed before them.
     public private(set) var readsFromStart = 0
+    /// The input opened for reading packets at their probed positions, when that gives the demuxer's
+    /// bytes (see `DirectPackets`); nil: every payload goes through the demuxer.
+    let direct: DirectPackets?
 
     struct Key: Hashable {
         var pts: Int64?
@@ -25,6 +29,7 @@ public final class SegmentReader {
         var lookup: [Key: [Int]] = [:]
         for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
         self.lookup = lookup
+        direct = DirectPackets(plan: plan, input: input, packet: packet)
     }
 
     /// Segment `segment`'s payload as a value (run-out included).
@@ -48,6 +53,7 @@ public final class SegmentReader {
         let header = CanonicalJSON.data(plan.task(segment, runOut, packets: []).header)
         let shipped = plan.probe.packets[segment.firstPacket...last]
         let dataBytes = shipped.reduce(0) { $0 + $1.size }
+        if let direct, let bytes = direct.payload(header: header, packets: shipped, dataBytes: dataBytes) { return bytes }
         return try read(segment) { () throws -> [UInt8]? in
             try Blob.encode(magic: SegmentTask.magic, header: header, packets: shipped.count, dataBytes: dataBytes) { put in
                 try readSegment(segment, through: last) { p in p.withData { put(p.pts, p.dts, p.duration, p.mediaFlags, $0) } }

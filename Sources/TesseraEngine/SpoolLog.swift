@@ -31,26 +31,28 @@ public final class SpoolLog {
 
     /// Appends `bytes`; returns where they start.
     public func append(_ bytes: [UInt8]) throws(SpoolFile.Failure) -> Int64 {
+        let result: Result<Int64, SpoolFile.Failure> = bytes.withUnsafeBytes { raw in
+            Result { () throws(SpoolFile.Failure) in try append(raw) }
+        }
+        return try result.get()
+    }
+
+    /// As `append`, from bytes wherever they are (a received message's buffer).
+    public func append(_ raw: UnsafeRawBufferPointer) throws(SpoolFile.Failure) -> Int64 {
         let start = size
-        var failure: SpoolFile.Failure?
-        bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(start) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = SpoolFile.Failure(call: "write", code: errno)
-                    return
-                }
-                done += n
+        var done = 0
+        while done < raw.count {
+            let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(start) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                // A part may have been written: the next result goes after whatever is there.
+                let failure = SpoolFile.Failure(call: "write", code: errno)
+                size = max(start, Self.size(of: fd))
+                throw failure
             }
+            done += n
         }
-        if let failure {
-            // A part may have been written: the next result goes after whatever is there.
-            size = max(start, Self.size(of: fd))
-            throw failure
-        }
-        size = start + Int64(bytes.count)
+        size = start + Int64(raw.count)
         return start
     }
 

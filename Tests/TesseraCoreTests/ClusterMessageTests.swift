@@ -17,6 +17,20 @@ import Testing
         #expect(try ClusterMessage(frames: message.frames()) == message)
     }
 
+    /// Parsed from its header frame alone (the payload read in place by the caller): the same message
+    /// with an empty payload, and the same frame-count checks.
+    @Test(arguments: all)
+    func parsesFromItsHeaderFrame(_ message: ClusterMessage) throws {
+        let frames = message.frames()
+        let parsed = try ClusterMessage(head: frames[0], payloadFrames: frames.count - 1)
+        switch (parsed, message) {
+        case (.task(let a, let payload), .task(let b, _)): #expect(a == b && payload.isEmpty)
+        case (.result(let a, let payload), .result(let b, _)): #expect(a == b && payload.isEmpty)
+        default: #expect(parsed == message)
+        }
+        #expect(throws: WireError.self) { _ = try ClusterMessage(head: frames[0], payloadFrames: frames.count) }
+    }
+
     @Test func refusesWhatItDoesNotUnderstand() {
         #expect(throws: WireError.empty) { _ = try ClusterMessage(frames: []) }
         #expect(throws: WireError.notTessera) { _ = try ClusterMessage(frames: [Array("GET / HTTP/1.1".utf8)]) }

@@ -167,7 +167,29 @@ import Testing
         #expect(streamed(task.packets, announced: task.packets.count + 1, bytes: dataBytes) == nil)
         #expect(streamed(task.packets, announced: task.packets.count, bytes: dataBytes - 1) == nil)
         #expect(streamed(task.packets, announced: task.packets.count, bytes: dataBytes + 1) == nil)
-        let refused = Blob.encode(magic: SegmentTask.magic, header: header, packets: 0, dataBytes: 0) { _ in false }
+        let refused = Blob.encode(magic: SegmentTask.magic, header: header, packets: 0, dataBytes: 0, fill: { _ in false })
         #expect(refused == nil)
+    }
+
+    /// Records written in place (a file read straight into the blob) give the same bytes; a write that
+    /// fails gives nothing.
+    @Test func packetsWrittenInPlaceMatchTheArrayForm() throws {
+        let task = PayloadTests().sampleTask()
+        let header = CanonicalJSON.data(task.header)
+        let dataBytes = task.packets.reduce(0) { $0 + $1.data.count }
+        func inPlace(failing: Int? = nil) -> [UInt8]? {
+            Blob.encode(magic: SegmentTask.magic, header: header, packets: task.packets.count, dataBytes: dataBytes) { put in
+                for (n, p) in task.packets.enumerated() {
+                    put(p.pts, p.dts, p.duration, p.flags, p.data.count) { place in
+                        p.data.withUnsafeBytes { place.copyMemory(from: $0) }
+                        return n != failing
+                    }
+                }
+                return true
+            }
+        }
+        #expect(inPlace() == task.serialized())
+        #expect(try SegmentTask(serialized: try #require(inPlace())) == task)
+        #expect(inPlace(failing: 2) == nil)
     }
 }

@@ -66,14 +66,40 @@ import TesseraCore
         var sequential: [Int: SegmentTask] = [:]
         try SegmentSource(plan: plan).forEachTask { sequential[$0.header.segment.index] = $0 }
         let reader = try SegmentReader(plan: plan)
+        // MP4 and QuickTime payloads are read from the file at the probed positions; MPEG-TS splits a
+        // packet across transport packets, so it goes through the demuxer.
+        #expect((reader.direct != nil) == (kind != .mpegTSWithStartOffset))
         for segment in plan.cuts.segments.reversed() {
             let task = try reader.task(for: segment)
             #expect(task == sequential[segment.index], "segment \(segment.index)")
-            // The coordinator's payload, written straight from the demuxer, is the same bytes.
+            // The coordinator's payload, read in place (or written straight from the demuxer), is the same bytes.
             #expect(try reader.payload(for: segment) == task.serialized(), "segment \(segment.index)'s payload")
         }
         print("segment reader \(kind.rawValue): \(reader.readsFromStart) of \(plan.cuts.segments.count) segments read from the start")
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
+    }
+
+    /// A file touched since the probe is not read in place (its packets may have moved): the payload
+    /// comes through the demuxer, which checks every packet against the probe.
+    @Test func aChangedFileIsNotReadInPlace() throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-direct-\(UUID().uuidString).mp4").path
+        try FileManager.default.copyItem(atPath: source, toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let plan = try JobPlanner.plan(try MediaProbe.probe(copy), options: quickOptions())
+        let reader = try SegmentReader(plan: plan)
+        let direct = try #require(reader.direct)
+        let segment = try #require(plan.cuts.segments.last)
+        let expected = try reader.task(for: segment).serialized()
+        let runOut = plan.runOut(after: segment)
+        let shipped = plan.probe.packets[segment.firstPacket...segment.lastShippedPacket(runOut)]
+        let header = CanonicalJSON.data(plan.task(segment, runOut, packets: []).header)
+        let dataBytes = shipped.reduce(0) { $0 + $1.size }
+        #expect(direct.payload(header: header, packets: shipped, dataBytes: dataBytes) == expected)
+
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: copy)
+        #expect(direct.payload(header: header, packets: shipped, dataBytes: dataBytes) == nil)
+        #expect(try reader.payload(for: segment) == expected, "through the demuxer instead")
     }
 }
 

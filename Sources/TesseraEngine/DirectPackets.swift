@@ -1,0 +1,86 @@
+import FFmpegKit
+import Foundation
+import TesseraCore
+
+/// Reads a segment's packets straight from the input file into its payload, at the positions the probe
+/// recorded, for containers that store each packet's bytes whole at its position (MP4 and QuickTime):
+/// one copy from the page cache instead of the demuxer's read, its packet buffer and a copy out of it.
+///
+/// Used only when it gives exactly the demuxer's bytes: every packet has a position, and the first
+/// packets of the file, read both ways when the reader opens, are byte for byte the same. A payload is
+/// read this way only while the file still has the size and modification time it had when probed;
+/// otherwise (or on any read error) the caller reads through the demuxer, which reports what changed.
+final class DirectPackets {
+    let path: String
+    let stamp: FileStamp
+    let fd: Int32
+
+    /// Packets compared both ways when the reader opens.
+    static let checkedPackets = 8
+
+    init?(plan: JobPlan, input: MediaInput, packet: Packet) {
+        let probe = plan.probe
+        guard probe.formatName.hasPrefix("mov,"), let stamp = probe.stamp, stamp == FileStamp(plan.inputPath),
+              probe.packets.allSatisfy({ $0.position != nil }) else { return nil }
+        let fd = open(plan.inputPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        self.path = plan.inputPath
+        self.stamp = stamp
+        self.fd = fd
+        guard agreesWithDemuxer(probe, input, packet) else {
+            close(fd)
+            return nil
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// The first packets through the demuxer and read directly: the same timestamps, sizes and bytes.
+    func agreesWithDemuxer(_ probe: ProbeResult, _ input: MediaInput, _ packet: Packet) -> Bool {
+        do {
+            try input.seekToStart()
+            var index = 0
+            while index < min(Self.checkedPackets, probe.packets.count), try input.read(into: packet) {
+                guard packet.streamIndex == probe.video.index else { continue }
+                let probed = probe.packets[index]
+                guard let position = probed.position, probed.pts == packet.pts, probed.dts == packet.dts,
+                      probed.size == packet.size, probed.mediaFlags == packet.mediaFlags else { return false }
+                var bytes = [UInt8](repeating: 0, count: probed.size)
+                guard bytes.withUnsafeMutableBytes({ read(into: $0, at: position) }),
+                      packet.withData({ $0.elementsEqual(bytes) }) else { return false }
+                index += 1
+            }
+            return index == min(Self.checkedPackets, probe.packets.count)
+        } catch {
+            return false
+        }
+    }
+
+    /// The payload blob of `packets`, read in place; nil when the file changed or a read fell short.
+    func payload(header: [UInt8], packets: ArraySlice<PacketInfo>, dataBytes: Int) -> [UInt8]? {
+        guard FileStamp(path) == stamp else { return nil }
+        return Blob.encode(magic: SegmentTask.magic, header: header, packets: packets.count, dataBytes: dataBytes) { put in
+            for p in packets {
+                guard let position = p.position else { return false }
+                put(p.pts, p.dts, p.duration, p.mediaFlags, p.size) { read(into: $0, at: position) }
+            }
+            return true
+        }
+    }
+
+    /// Fills `buffer` from the file at `offset`; false on an error or the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+}
