@@ -50,13 +50,7 @@ def psnr_from_mse(mse):
 
 def dip(ffmpeg_psnr, tessera_psnr, centres, half):
     """The largest per-frame PSNR loss of Tessera against ffmpeg within `half` frames of any centre."""
-    worst = 0.0
-    n = min(len(ffmpeg_psnr), len(tessera_psnr))
-    for c in centres:
-        for i in range(max(0, c - half), min(n, c + half)):
-            if math.isfinite(ffmpeg_psnr[i]) and math.isfinite(tessera_psnr[i]):
-                worst = max(worst, ffmpeg_psnr[i] - tessera_psnr[i])
-    return round(worst, 3)
+    return window_dip(ffmpeg_psnr, tessera_psnr, centres, half, width=1)
 
 
 def window_dip(ffmpeg_psnr, tessera_psnr, centres, half, width=4):

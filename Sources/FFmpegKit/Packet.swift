@@ -66,7 +66,7 @@ public final class Packet {
 
     /// The flags a payload records (`MediaPacket.flags`).
     public var mediaFlags: UInt32 {
-        (isKey ? MediaPacket.keyFlag : 0) | (isDiscard ? MediaPacket.discardFlag : 0)
+        MediaPacket.flags(key: isKey, discard: isDiscard)
     }
 
     public func unref() { av_packet_unref(raw) }

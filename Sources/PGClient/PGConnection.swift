@@ -157,13 +157,8 @@ public final class PGConnection {
         if !isConnected { try reconnect() }
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
-        guard let result else { throw PGError(.connectionLost, message: String(cString: PQerrorMessage(conn)), operation: "script") }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return
-        default:
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PGError(.statement, sqlState: state, message: String(cString: PQresultErrorMessage(result)), operation: "script")
+        guard let result, [PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus(result)) else {
+            throw failure(result, operation: "script")
         }
     }
 

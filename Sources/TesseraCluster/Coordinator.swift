@@ -493,9 +493,9 @@ public final class Coordinator: @unchecked Sendable {
             for n in free.indices { slots.append(free[n].id); free[n].free -= 1 }
             free.removeAll { $0.free == 0 }
         }
-        // No more than the send window takes (one at least when it is not full).
         windowFull = false
         guard !slots.isEmpty, !nothingPending else { return }
+        // No more than the send window takes (one at least when it is not full).
         let held = peers.values.reduce(0) { $0 + $1.held.bytes }, payload = max(contexts.values.map(\.payloadBytes).max() ?? 1, 1)
         let window = options.sendWindowBytes
         let fitting = held >= window ? 0 : max(1, (window - held) / payload)

@@ -88,14 +88,8 @@ public enum Blob {
         return complete ? bytes : nil
     }
 
-    public static func decode(magic: String, _ bytes: [UInt8]) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
-        let result: Result<(header: [UInt8], packets: [MediaPacket]), PayloadError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(PayloadError) in try decode(magic: magic, raw) }
-        }
-        return try result.get()
-    }
-
-    /// As `decode`, from bytes wherever they are (a received message's buffer).
+    /// The header and packets of a blob (checksum, version and every record's framing checked), from
+    /// bytes wherever they are (an array, a received message's buffer).
     public static func decode(magic: String, _ bytes: UnsafeRawBufferPointer) throws(PayloadError) -> (header: [UInt8], packets: [MediaPacket]) {
         var packets: [MediaPacket] = []
         let header = try walk(magic: magic, bytes) { count in

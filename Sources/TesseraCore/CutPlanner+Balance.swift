@@ -9,13 +9,12 @@
 extension CutPlanner {
     func balanced(_ cuts: [Int], encoders: Int, minimumSegments: Int, maxPreRoll: Int) -> [Int] {
         guard encoders > 1, cuts.count > 1 else { return cuts }
-        let clean = display.indices.filter { $0 > 0 && entry(forDisplayPosition: $0).preRoll == 0 }
         let below = cuts.count / encoders * encoders, above = below + encoders
         var best = cuts
         var bestSpan = Self.makespan(lengths(of: cuts), encoders: encoders)
         let fewest = max(encoders, min(cuts.count, minimumSegments))
         for count in [below, above] where count >= fewest && count <= display.count {
-            let candidate = evenCuts(count: count, clean: clean)
+            let candidate = evenCuts(count: count)
             guard preRoll(of: candidate) <= maxPreRoll else { continue }
             let span = Self.makespan(lengths(of: candidate), encoders: encoders)
             if span < bestSpan || (span == bestSpan && candidate.count < best.count) {
@@ -39,11 +38,10 @@ extension CutPlanner {
         for k in cuts.indices.sorted(by: { lengths[$0] > lengths[$1] }) where added.count < encoders {
             let start = cuts[k], length = lengths[k]
             guard length >= 2 * max(1, minimumFrames) else { break }
-            let middle = start + length / 2
-            let lowest = start + max(minimumFrames, length / 4), highest = start + length - max(minimumFrames, length / 4)
-            guard lowest <= highest else { continue }
-            let near = (lowest...highest).filter { entry(forDisplayPosition: $0).preRoll == 0 }
-            if let split = near.min(by: { abs($0 - middle) < abs($1 - middle) }) { added.append(split) }
+            let margin = max(minimumFrames, length / 4)
+            if let split = nearestCleanCut(to: start + length / 2, from: start + margin, through: start + length - margin) {
+                added.append(split)
+            }
         }
         // All or nothing: fewer halves than encoders would leave some encoders a whole segment last.
         guard added.count == encoders else { return cuts }
@@ -57,22 +55,14 @@ extension CutPlanner {
 
     /// `count` segments of equal length, each cut moved to the nearest clean cut (no pre-roll) within
     /// half a segment, or left where it is when there is none.
-    func evenCuts(count: Int, clean: [Int]) -> [Int] {
+    func evenCuts(count: Int) -> [Int] {
         let n = display.count
         let length = Double(n) / Double(count)
+        let reach = Int(length / 2)
         var cuts = [0]
         for k in 1..<count {
             let ideal = Int((Double(k) * length).rounded())
-            var position = ideal
-            // The first clean cut at or after `ideal`, and the one before it.
-            var lo = 0, hi = clean.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if clean[mid] < ideal { lo = mid + 1 } else { hi = mid }
-            }
-            let near = [lo - 1, lo].filter { clean.indices.contains($0) }.map { clean[$0] }
-                .filter { abs($0 - ideal) <= Int(length / 2) }
-            if let nearest = near.min(by: { abs($0 - ideal) < abs($1 - ideal) }) { position = nearest }
+            let position = nearestCleanCut(to: ideal, from: max(1, ideal - reach), through: min(n - 1, ideal + reach)) ?? ideal
             if position > cuts[cuts.count - 1], position < n { cuts.append(position) }
         }
         return cuts

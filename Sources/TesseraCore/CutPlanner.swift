@@ -103,20 +103,20 @@ public struct CutPlanner: Sendable {
         }
         target = max(1, target)
         // Enough segments to keep every encoder busy, but none shorter than the minimum.
+        let shortest = max(1, Int((options.minimumSegmentSeconds * fps).rounded()))
         if options.minimumSegments > 1, n / target < options.minimumSegments {
-            let floor = max(1, Int((options.minimumSegmentSeconds * fps).rounded()))
-            target = max(floor, n / options.minimumSegments)
+            target = max(shortest, n / options.minimumSegments)
         }
         var cuts = chooseCuts(target: target)
         // Bound the pre-roll decode work: fewer, longer segments until it fits.
+        let maxPreRoll = Int(options.maxPreRollRatio * Double(n))
         var length = target
-        while preRoll(of: cuts) > Int(options.maxPreRollRatio * Double(n)), cuts.count > 1 {
+        while preRoll(of: cuts) > maxPreRoll, cuts.count > 1 {
             length = Int((Double(length) * 1.25).rounded(.up))
             cuts = chooseCuts(target: length)
         }
-        cuts = balanced(cuts, encoders: options.encoders, minimumSegments: options.minimumSegments,
-                        maxPreRoll: Int(options.maxPreRollRatio * Double(n)))
-        cuts = tapered(cuts, encoders: options.encoders, minimumFrames: max(1, Int((options.minimumSegmentSeconds * fps).rounded())))
+        cuts = balanced(cuts, encoders: options.encoders, minimumSegments: options.minimumSegments, maxPreRoll: maxPreRoll)
+        cuts = tapered(cuts, encoders: options.encoders, minimumFrames: shortest)
         return makePlan(cuts: cuts, target: length)
     }
 
@@ -130,16 +130,7 @@ public struct CutPlanner: Sendable {
             // A tail shorter than a quarter of a segment joins the last one.
             let shortest = max(1, target / 4)
             if ideal >= n || n - ideal < shortest { break }
-            let low = max(cursor + 1, ideal - target / 2)
-            let high = min(n - shortest, ideal + target / 2)
-            var best: Int?
-            var bestDistance = Int.max
-            if low <= high {
-                for j in low...high where entry(forDisplayPosition: j).preRoll == 0 {
-                    let distance = abs(j - ideal)
-                    if distance < bestDistance { bestDistance = distance; best = j }
-                }
-            }
+            var best = nearestCleanCut(to: ideal, from: max(cursor + 1, ideal - target / 2), through: min(n - shortest, ideal + target / 2))
             // No clean cut near: cut with pre-roll, unless what is left is short enough to be one segment.
             if best == nil {
                 if n - cursor <= target + target / 2 { break }
@@ -149,6 +140,19 @@ public struct CutPlanner: Sendable {
             cursor = best!
         }
         return cuts
+    }
+
+    /// The clean cut (a display position with no pre-roll) nearest `ideal` from `low` through `high`,
+    /// the earlier of two as near; nil when there is none.
+    func nearestCleanCut(to ideal: Int, from low: Int, through high: Int) -> Int? {
+        guard low <= high else { return nil }
+        var best: Int?
+        var bestDistance = Int.max
+        for j in low...high where entry(forDisplayPosition: j).preRoll == 0 {
+            let distance = abs(j - ideal)
+            if distance < bestDistance { bestDistance = distance; best = j }
+        }
+        return best
     }
 
     func preRoll(of cuts: [Int]) -> Int {

@@ -147,11 +147,14 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     /// The frozen settings, validated; each message names the option at fault.
     public func resolved() throws(SettingsError) -> JobSpec {
         if crf != nil && bitrate != nil { throw SettingsError("give --crf or --bitrate, not both") }
+        // What is not asked for takes the defaults of the settings and the job.
+        let defaults = JobSpec()
         let settings = EncoderSettings(
-            preset: preset ?? "medium", crf: bitrate == nil ? (crf ?? 23) : nil, bitrate: try Self.rate(bitrate, "--bitrate"),
-            maxrate: try Self.rate(maxrate, "--maxrate"), bufsize: try Self.rate(bufsize, "--bufsize"),
-            profile: profile ?? "high", level: level, keyint: keyint ?? 250, bframes: bframes ?? 3, threads: threads ?? 1,
-            keyintSeconds: keyintSeconds)
+            preset: preset ?? defaults.settings.preset, crf: bitrate == nil ? (crf ?? defaults.settings.crf) : nil,
+            bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
+            bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? defaults.settings.profile, level: level,
+            keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
+            threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds)
         try settings.validate()
 
         guard let mode = AudioSettings.Mode(rawValue: audio ?? "auto") else {
@@ -178,7 +181,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             var mirrors: [PictureSettings.Mirror] = []
             for name in mirror {
                 guard let value = PictureSettings.Mirror(rawValue: name) else {
-                    throw SettingsError("unknown --mirror '\(name)' (use horizontal, vertical or both)")
+                    throw SettingsError("unknown --mirror '\(name)' (use horizontal or vertical; give both for both)")
                 }
                 mirrors.append(value)
             }
@@ -191,7 +194,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             picture.color = standard
         }
         try picture.validate()
-        let seconds = segmentSeconds ?? 8
+        let seconds = segmentSeconds ?? defaults.segmentSeconds
         guard seconds > 0 else { throw SettingsError("--segment-seconds must be positive") }
         return JobSpec(settings: settings, audio: audioSettings, segmentSeconds: seconds, picture: picture)
     }

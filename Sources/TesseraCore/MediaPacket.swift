@@ -18,6 +18,11 @@ public struct MediaPacket: Hashable, Sendable {
         self.data = data
     }
 
+    /// The flags of a packet the demuxer marked key and/or discard.
+    public static func flags(key: Bool, discard: Bool) -> UInt32 {
+        (key ? keyFlag : 0) | (discard ? discardFlag : 0)
+    }
+
     public var isKey: Bool { flags & Self.keyFlag != 0 }
     public var isDiscard: Bool { flags & Self.discardFlag != 0 }
 }

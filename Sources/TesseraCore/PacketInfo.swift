@@ -44,6 +44,6 @@ public struct PacketInfo: Codable, Hashable, Sendable {
 
     /// The flags a payload records for it (`MediaPacket.flags`).
     public var mediaFlags: UInt32 {
-        (keyFlag ? MediaPacket.keyFlag : 0) | (discard ? MediaPacket.discardFlag : 0)
+        MediaPacket.flags(key: keyFlag, discard: discard)
     }
 }

@@ -20,8 +20,10 @@ extension BlobPayload {
     }
 
     public init(serialized bytes: [UInt8]) throws(PayloadError) {
-        let (headerBytes, packets) = try Blob.decode(magic: Self.magic, bytes)
-        try self.init(validating: try Self.decodeHeader(headerBytes), packets: packets)
+        let result: Result<Self, PayloadError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PayloadError) in try Self(serializedBytes: raw) }
+        }
+        self = try result.get()
     }
 
     /// As `init(serialized:)`, from bytes wherever they are (a received message's buffer, read in place).

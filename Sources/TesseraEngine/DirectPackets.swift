@@ -46,7 +46,7 @@ final class DirectPackets {
                 guard let position = probed.position, probed.pts == packet.pts, probed.dts == packet.dts,
                       probed.size == packet.size, probed.mediaFlags == packet.mediaFlags else { return false }
                 var bytes = [UInt8](repeating: 0, count: probed.size)
-                guard bytes.withUnsafeMutableBytes({ read(into: $0, at: position) }),
+                guard bytes.withUnsafeMutableBytes({ readFully(fd, into: $0, at: position) }),
                       packet.withData({ $0.elementsEqual(bytes) }) else { return false }
                 index += 1
             }
@@ -62,25 +62,9 @@ final class DirectPackets {
         return Blob.encode(magic: SegmentTask.magic, header: header, packets: packets.count, dataBytes: dataBytes) { put in
             for p in packets {
                 guard let position = p.position else { return false }
-                put(p.pts, p.dts, p.duration, p.mediaFlags, p.size) { read(into: $0, at: position) }
+                put(p.pts, p.dts, p.duration, p.mediaFlags, p.size) { readFully(fd, into: $0, at: position) }
             }
             return true
         }
-    }
-
-    /// Fills `buffer` from the file at `offset`; false on an error or the end of the file.
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Bool {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n > 0 {
-                done += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                return false
-            }
-        }
-        return true
     }
 }

@@ -60,16 +60,7 @@ public enum SpoolFile {
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         var failure: Failure?
         bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = Failure(call: "write", code: errno)
-                    return
-                }
-                offset += n
-            }
+            do throws(Failure) { try writeFully(fd, raw, at: 0) } catch { failure = error }
         }
         if close(fd) != 0, failure == nil { failure = Failure(call: "close", code: errno) }
         if let failure {

@@ -40,17 +40,12 @@ public final class SpoolLog {
     /// As `append`, from bytes wherever they are (a received message's buffer).
     public func append(_ raw: UnsafeRawBufferPointer) throws(SpoolFile.Failure) -> Int64 {
         let start = size
-        var done = 0
-        while done < raw.count {
-            let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(start) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                // A part may have been written: the next result goes after whatever is there.
-                let failure = SpoolFile.Failure(call: "write", code: errno)
-                size = max(start, Self.size(of: fd))
-                throw failure
-            }
-            done += n
+        do {
+            try writeFully(fd, raw, at: start)
+        } catch {
+            // A part may have been written: the next result goes after whatever is there.
+            size = max(start, Self.size(of: fd))
+            throw error
         }
         size = start + Int64(raw.count)
         return start
@@ -63,16 +58,7 @@ public final class SpoolLog {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: count)
-        let complete = bytes.withUnsafeMutableBytes { raw -> Bool in
-            var done = 0
-            while done < count {
-                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
+        let complete = bytes.withUnsafeMutableBytes { readFully(fd, into: $0, at: offset) }
         return complete ? bytes : nil
     }
 }

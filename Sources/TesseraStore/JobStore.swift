@@ -39,10 +39,8 @@ public final class JobStore {
 
     /// Runs `body` in one transaction.
     func transaction<R>(_ doing: String, _ body: () throws -> R) throws(StoreError) -> R {
-        let started = Stopwatch.now
-        defer { queryTime += Stopwatch.now - started }
         do {
-            return try db.transaction(body)
+            return try Stopwatch.time(&queryTime) { try db.transaction(body) }
         } catch let error as StoreError {
             throw error
         } catch let error as PGError {

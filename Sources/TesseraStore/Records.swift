@@ -113,6 +113,13 @@ public struct JobEvent: Codable, Sendable, Equatable {
         detail = row["detail"]
         at = row.string("at")
     }
+
+    /// The worker a segment was leased to: the store writes "worker ID" as a lease's detail
+    /// (`tessera_segment_changed` in migration 0001).
+    public var worker: String? {
+        guard to == SegmentState.leased.rawValue, let detail, detail.hasPrefix("worker ") else { return nil }
+        return String(detail.dropFirst("worker ".count))
+    }
 }
 
 /// A segment leased to a worker until `expiresAt`.

@@ -33,10 +33,3 @@ struct DatabaseOptions: ParsableArguments {
         try JobStore(url: try resolveURL(), migrate: true, reconnectTimeout: 5)
     }
 }
-
-extension Tessera {
-    static func fail(_ error: StoreError) -> ExitCode {
-        FileHandle.standardError.write(Data("tessera: \(error.description)\n".utf8))
-        return ExitCode(1)
-    }
-}

@@ -100,10 +100,7 @@ struct EventLine: Encodable {
         from = event.from
         to = event.to
         detail = event.detail
-        // The store writes "worker ID" as the detail of a lease.
-        if event.to == SegmentState.leased.rawValue, let detail = event.detail, detail.hasPrefix("worker ") {
-            worker = String(detail.dropFirst("worker ".count))
-        }
+        worker = event.worker
     }
 
     enum CodingKeys: String, CodingKey { case id, job, at, kind, segment, from, to, worker, detail }

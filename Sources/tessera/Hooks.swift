@@ -86,12 +86,7 @@ final class JobReport {
     }
 
     /// Reports `error` as Tessera's one-line error and keeps it for the hook.
-    func fail(_ error: TesseraError) -> ExitCode {
-        self.error = error.description
-        return Tessera.fail(error)
-    }
-
-    func fail(_ error: StoreError) -> ExitCode {
+    func fail(_ error: some Error & CustomStringConvertible) -> ExitCode {
         self.error = error.description
         return Tessera.fail(error)
     }

@@ -122,7 +122,7 @@ struct LocalCluster {
             // progress did (every segment recorded notifies), at most every 0.2 s; and every 2 s in
             // case a notification was lost. The processes are looked after every 0.5 s.
             let sinceRead = Stopwatch.now - lastRead
-            let changes = try store.waitForJobChanges(timeout: progressed ? max(0, min(0.5, 0.2 - sinceRead)) : 0.5).filter { $0.id == id }
+            let changes = try store.waitForJobChanges(timeout: progressed ? max(0, 0.2 - sinceRead) : 0.5).filter { $0.id == id }
             progressed = progressed || !changes.isEmpty
             if changes.contains(where: { $0.state != job.state }) || (progressed && Stopwatch.now - lastRead >= 0.2)
                 || Stopwatch.now - lastRead >= 2 {

@@ -13,7 +13,7 @@ struct Tessera: ParsableCommand {
                       Migrate.self, Db.self, CoordinatorCommand.self, Worker.self])
 
     /// Errors reach the user as one line on stderr and exit status 1.
-    static func fail(_ error: TesseraError) -> ExitCode {
+    static func fail(_ error: some Error & CustomStringConvertible) -> ExitCode {
         FileHandle.standardError.write(Data("tessera: \(error.description)\n".utf8))
         return ExitCode(1)
     }

@@ -165,9 +165,10 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
         short.encoders = 2
         let few = try CutPlanner(packets: intra, timeBase: Rational(1, 25), frameRate: Rational(25, 1)).plan(short)
         #expect(few.segments.map(\.frameCount) == [19, 19, 18, 19])
-        // One encoder: nothing to balance.
-        options.encoders = 1
-        #expect(planner.plan(options) == unbalanced)
+        // One encoder: nothing to balance (cuts that two encoders would move stay where they are).
+        let snapped = planner.chooseCuts(target: 240)
+        #expect(planner.balanced(snapped, encoders: 2, minimumSegments: 4, maxPreRoll: .max) != snapped)
+        #expect(planner.balanced(snapped, encoders: 1, minimumSegments: 4, maxPreRoll: .max) == snapped)
     }
 
     @Test func theLastRoundIsHalved() throws {

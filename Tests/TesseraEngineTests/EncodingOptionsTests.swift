@@ -51,12 +51,7 @@ import Testing
     /// Per-frame PSNR of `output` against ffmpeg's own rendering of `source` through `filter`:
     /// the minimum over frames, and the frame counts compared. ffmpeg applies the source's rotation itself.
     static func psnr(_ output: String, _ source: String, filter: String = "null") throws -> Double {
-        let result = try Tool.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", output, "-i", source, "-lavfi",
-                                             "[1:v]\(filter)[ref];[0:v][ref]psnr=shortest=0", "-f", "null", "-"])
-        let line = try #require(result.stderr.split(whereSeparator: \.isNewline).last { $0.contains("PSNR y:") },
-                                "psnr: \(result.stderr.suffix(400))")
-        let y = try #require(line.range(of: "min:").map { Double(line[$0.upperBound...].prefix { $0 != " " }) } ?? nil)
-        return y
+        try Tool.psnr(output, source, lavfi: "[1:v]\(filter)[ref];[0:v][ref]psnr=shortest=0").minimum
     }
 
     /// Key frames' positions among the video packets.

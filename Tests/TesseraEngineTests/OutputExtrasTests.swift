@@ -141,10 +141,6 @@ import Testing
 
     /// "average:42.8" (or "inf") from ffmpeg's psnr filter, comparing in RGB.
     static func psnr(_ a: String, _ b: String) throws -> Double {
-        let run = try Tool.run("ffmpeg", ["-nostdin", "-i", a, "-i", b, "-lavfi", "[0]format=rgb24[a];[1]format=rgb24[b];[a][b]psnr",
-                                          "-f", "null", "-"])
-        guard run.status == 0, let range = run.stderr.range(of: "average:") else { throw ToolError("psnr: \(run.stderr)") }
-        let value = run.stderr[range.upperBound...].prefix { !$0.isWhitespace }
-        return value == "inf" ? .infinity : try #require(Double(value))
+        try Tool.psnr(a, b, lavfi: "[0]format=rgb24[a];[1]format=rgb24[b];[a][b]psnr").average
     }
 }

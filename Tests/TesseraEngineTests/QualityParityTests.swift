@@ -21,11 +21,7 @@ import TesseraCore
                                                      options: JobOptions(settings: settings, workers: 1))
         try Tool.ffmpeg(["-i", master, "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", theirs])
 
-        func psnr(_ path: String) throws -> Double {
-            let log = try Tool.run("ffmpeg", ["-nostdin", "-i", path, "-i", master, "-lavfi", "psnr", "-f", "null", "-"]).stderr
-            let value = log.components(separatedBy: "average:").last?.split(separator: " ").first
-            return try #require(value.flatMap { Double($0) })
-        }
+        func psnr(_ path: String) throws -> Double { try Tool.psnr(path, master, lavfi: "psnr").average }
         let sizeOurs = try FileManager.default.attributesOfItem(atPath: ours)[.size] as! Int
         let sizeTheirs = try FileManager.default.attributesOfItem(atPath: theirs)[.size] as! Int
         let ratio = Double(sizeOurs) / Double(sizeTheirs)

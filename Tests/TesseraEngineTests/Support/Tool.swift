@@ -45,6 +45,24 @@ enum Tool {
         guard result.status == 0 else { throw ToolError("ffmpeg \(arguments.joined(separator: " ")): \(result.stderr)") }
     }
 
+    /// ffmpeg's psnr summary for the filter graph `lavfi` over inputs [0] `a` and [1] `b`: the average
+    /// and the worst frame's PSNR (infinity when identical).
+    static func psnr(_ a: String, _ b: String, lavfi: String) throws -> (average: Double, minimum: Double) {
+        let result = try run("ffmpeg", ["-nostdin", "-hide_banner", "-i", a, "-i", b, "-lavfi", lavfi, "-f", "null", "-"])
+        guard result.status == 0,
+              let line = result.stderr.split(whereSeparator: \.isNewline).last(where: { $0.contains("PSNR ") && $0.contains("average:") }) else {
+            throw ToolError("psnr: \(result.stderr.suffix(400))")
+        }
+        func value(_ key: String) throws -> Double {
+            guard let range = line.range(of: key) else { throw ToolError("psnr: no \(key) in \(line)") }
+            let text = line[range.upperBound...].prefix { !$0.isWhitespace }
+            if text == "inf" { return .infinity }
+            guard let number = Double(text) else { throw ToolError("psnr: \(line)") }
+            return number
+        }
+        return (try value("average:"), try value("min:"))
+    }
+
     static func ffprobe(_ arguments: [String]) throws -> String {
         let result = try run("ffprobe", ["-v", "error"] + arguments)
         guard result.status == 0 else { throw ToolError("ffprobe \(arguments.joined(separator: " ")): \(result.stderr)") }
