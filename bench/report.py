@@ -136,7 +136,7 @@ def main():
 
     # 2: overhead by phase on the chosen input, shares of the wall time seen from outside.
     runs = tessera_runs(raw, a.overhead_input + ".tessera")
-    phases = ["startup", "cliProbeAndPlan", "probeAndPlan", "payloadPacking", "dispatch", "results", "bookkeeping",
+    phases = ["startup", "cliProbeAndPlan", "probeAndPlan", "sceneAnalysis", "payloadPacking", "dispatch", "results", "bookkeeping",
               "audio", "stitch", "verification", "database", "shutdown"]
     shares = {p: [] for p in phases + ["process", "total"]}
     imbalance = []
@@ -218,6 +218,16 @@ def main():
         "coordinatorGrowth": figure(round(growth, 4), "<= 0.10", growth <= 0.10, f"{lengths[0]} s to {lengths[-1]} s"),
     }
 
+    # 6: real footage, when measured.
+    real = os.path.join(raw, "real-footage.json")
+    if os.path.exists(real):
+        footage = load(real)
+        for clips in footage["clips"].values():
+            for r in clips.values():
+                worst = r["worstSegmentStartDeficitDB"]
+                r["met"] = abs(r["sizeRatio"] - 1) <= 0.015 and abs(r["psnrDifferenceDB"]) <= 0.05 and (worst is None or worst >= -1)
+        results["realFootage"] = footage
+
     with open(a.out, "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
     print_table(results)
@@ -258,6 +268,12 @@ def print_table(r):
         row(f"{label} SSIM vs ffmpeg", q["ssimDifference"])
         row(f"{label} boundary PSNR dip dB (mid-segment)", f"{q['boundaryDipDB']['value']} ({q['midSegmentDipDB']})", "<= 0.5",
             q["boundaryDipDB"]["met"])
+    for name, presets in r.get("realFootage", {}).get("clips", {}).items():
+        for preset, q in presets.items():
+            worst = "-" if q["worstSegmentStartDeficitDB"] is None else f"{q['worstSegmentStartDeficitDB']:+.2f}"
+            row(f"real {name} {preset}: size / PSNR dB / worst start dB ({q['segments']} segments)",
+                f"{100 * (q['sizeRatio'] - 1):+.2f}% / {q['psnrDifferenceDB']:+.3f} / {worst}", "±1.5% ±0.05 -1", q["met"])
+            row(f"real {name} {preset}: wall s tessera / ffmpeg", f"{q['wallSeconds']['tessera']:.2f} / {q['wallSeconds']['ffmpeg']:.2f}")
     m = r["memory"]
     row("worker peak RSS MB, 1080p", m["workerPeakMB1080p"])
     row("coordinator peak RSS MB, 1080p", m["coordinatorPeakMB1080p"])

@@ -41,6 +41,13 @@ public final class Decoder: CodecContext {
         try Self.status(avcodec_receive_frame(context, frame.raw), "avcodec_receive_frame(\(codecName))")
     }
 
+    /// Forgets everything sent so far (and a finished drain): the next packet starts afresh.
+    public func flush() { avcodec_flush_buffers(context) }
+
+    /// Skips the loop filter from now on: faster, and only slightly wrong, for pictures that are
+    /// looked at, not shown.
+    public func skipLoopFilter() { context.pointee.skip_loop_filter = AVDISCARD_ALL }
+
     /// Audio decoders' output description.
     public var sampleRate: Int { Int(context.pointee.sample_rate) }
     public var channels: Int { Int(context.pointee.ch_layout.nb_channels) }

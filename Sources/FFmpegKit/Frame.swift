@@ -40,6 +40,11 @@ public final class Frame {
         raw.pointee.pict_type = AV_PICTURE_TYPE_P
     }
 
+    /// Asks the encoder for an intra picture here; an IDR with libx264's `forced-idr` option.
+    public func forceIntraPicture() {
+        raw.pointee.pict_type = AV_PICTURE_TYPE_I
+    }
+
     public func unref() { av_frame_unref(raw) }
 }
 
@@ -51,6 +56,29 @@ extension Frame {
         frame.raw.pointee.height = Int32(height)
         frame.raw.pointee.format = av_get_pix_fmt(pixelFormat).rawValue
         try check(av_frame_get_buffer(frame.raw, 0), "av_frame_get_buffer")
+        return frame
+    }
+
+    /// A writable planar video frame whose every sample is the middle of its range (flat grey).
+    public static func midGrey(width: Int, height: Int, pixelFormat: String) throws(FFmpegError) -> Frame {
+        let frame = try video(width: width, height: height, pixelFormat: pixelFormat)
+        let format = av_get_pix_fmt(pixelFormat)
+        guard let desc = av_pix_fmt_desc_get(format), desc.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) != 0 else {
+            throw FFmpegError("\(pixelFormat) is not a planar format", call: "av_pix_fmt_desc_get")
+        }
+        let depth = Int(desc.pointee.comp.0.depth)
+        for plane in 0..<Int(av_pix_fmt_count_planes(format)) {
+            let rows = plane == 0 ? height : (height + (1 << desc.pointee.log2_chroma_h) - 1) >> desc.pointee.log2_chroma_h
+            frame.withPlane(plane) { data, stride in
+                if depth <= 8 {
+                    data.update(repeating: UInt8(1 << (depth - 1)), count: stride * rows)
+                } else {
+                    data.withMemoryRebound(to: UInt16.self, capacity: stride * rows / 2) {
+                        $0.update(repeating: UInt16(1 << (depth - 1)), count: stride * rows / 2)
+                    }
+                }
+            }
+        }
         return frame
     }
 

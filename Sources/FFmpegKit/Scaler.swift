@@ -32,6 +32,7 @@ public final class Scaler {
         case "fast": flags = SWS_FAST_BILINEAR
         case "bilinear": flags = SWS_BILINEAR
         case "lanczos": flags = SWS_LANCZOS
+        case "area": flags = SWS_AREA
         default: flags = SWS_BICUBIC
         }
     }

@@ -9,9 +9,13 @@ extension Coordinator {
     /// missing or damaged go back to pending.
     func prepare(_ id: String, store: JobStore, planNew: Bool) throws {
         let started = Stopwatch.now, waited = store.queryTime
+        var analysis = 0.0
         defer {
             let elapsed = Stopwatch.now - started, database = store.queryTime - waited
-            phaseTimings.withValue { $0.probeAndPlan += elapsed - database }
+            phaseTimings.withValue {
+                $0.probeAndPlan += elapsed - database - analysis
+                $0.sceneAnalysis += analysis
+            }
         }
         let job = try store.job(id)
         do {
@@ -19,6 +23,7 @@ extension Coordinator {
             let probe = try options.knownProbe.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var plan = try JobPlanner.plan(probe, options: JobOptions(spec: job.spec, workers: options.planningWorkers),
                                            jobID: id)
+            analysis = plan.probe.sceneAnalysisSeconds
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
             var done: Set<Int> = []

@@ -97,4 +97,10 @@ extension VideoOutputFormat {
         let first = sourceTimeBase.rescaleUp(start, to: timeBase)
         return first..<max(first, sourceTimeBase.rescaleUp(end, to: timeBase))
     }
+
+    /// One frame's duration at `frameRate`, in ticks of `timeBase` (at least one).
+    public var frameDuration: Int64 {
+        let ticks = timeBase.isValid && frameRate.isValid ? 1 / (timeBase.doubleValue * frameRate.doubleValue) : 1
+        return max(1, Int64(ticks.rounded()))
+    }
 }

@@ -55,6 +55,10 @@ public struct CutPlan: Codable, Hashable, Sendable {
     public var undecodableLeadingPackets: Int
     public var totalPreRollPackets: Int
     public var targetSegmentFrames: Int
+    /// Where a whole-file encode would put IDR frames (pts), when the plan cut only there, and the scene
+    /// changes that forecast came from; nil when a segment length was asked for.
+    public var forecastKeyframes: [Int64]?
+    public var sceneChanges: [Int64]?
 
     public var durationSeconds: Double { timeBase.seconds(endPTS - firstPTS) }
     /// Extra decode work from pre-roll, as a share of the frames encoded.
@@ -62,10 +66,25 @@ public struct CutPlan: Codable, Hashable, Sendable {
 }
 
 public struct PlanOptions: Sendable, Hashable {
-    /// Wanted segment length in seconds; rounded to a multiple of `keyint` frames when it is longer than one.
-    public var segmentSeconds: Double
+    /// Segment length in seconds as asked for; rounded to a multiple of `keyint` frames when it is longer
+    /// than one, and cut wherever it needs. Nil: cut only where a whole-file encode puts IDR frames, about
+    /// `defaultSegmentSeconds` apart.
+    public var segmentSeconds: Double?
     /// The output's maximum GOP length in frames.
     public var keyint: Int
+    /// The shortest interval between IDR frames the encoder puts at scene changes (x264's `keyint-min`), in
+    /// frames; nil: x264's own choice, a tenth of `keyint` and at most a second.
+    public var keyintMinimum: Int?
+    /// Whether the encoder puts IDR frames at scene changes (every x264 preset but ultrafast).
+    public var detectsScenes = true
+    /// Scene changes found by decoding where the keyframes say nothing or little about them.
+    public var decodedScenes: DecodedScenes?
+    /// What one IDR frame a whole-file encode would not have made adds to the output, as a share of its
+    /// size; with `extraCutBudget`, how many such cuts a plan at keyframes may add to keep every encoder
+    /// busy. Nil: estimated from the source (`CutPlanner.estimatedCostOfAnExtraCut`).
+    public var costOfAnExtraCut: Double?
+    /// The share of the output a plan at keyframes may spend on extra cuts.
+    public var extraCutBudget = 0.005
     /// Cut into at least this many segments when the input is long enough (keeps every encoder busy).
     public var minimumSegments: Int
     /// Shortest segment the planner makes to reach `minimumSegments`, in seconds.
@@ -75,7 +94,10 @@ public struct PlanOptions: Sendable, Hashable {
     /// Encoders working on the job at once: the plan balances its segments over them.
     public var encoders: Int = 1
 
-    public init(segmentSeconds: Double = 8, keyint: Int = 250, minimumSegments: Int = 1,
+    /// About how long segments of a plan at keyframes are, in seconds.
+    public static let defaultSegmentSeconds = 8.0
+
+    public init(segmentSeconds: Double? = 8, keyint: Int = 250, minimumSegments: Int = 1,
                 minimumSegmentSeconds: Double = 1, maxPreRollRatio: Double = 1.5) {
         self.segmentSeconds = segmentSeconds
         self.keyint = keyint

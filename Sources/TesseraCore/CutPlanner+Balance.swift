@@ -7,14 +7,14 @@
 /// keeps the best (fewer segments on a tie: each segment starts with an IDR), never with fewer than
 /// `minimumSegments` segments when the first plan had that many.
 extension CutPlanner {
-    func balanced(_ cuts: [Int], encoders: Int, minimumSegments: Int, maxPreRoll: Int) -> [Int] {
+    func balanced(_ cuts: [Int], encoders: Int, minimumSegments: Int, maxPreRoll: Int, sites: CutSites = .anywhere) -> [Int] {
         guard encoders > 1, cuts.count > 1 else { return cuts }
         let below = cuts.count / encoders * encoders, above = below + encoders
         var best = cuts
         var bestSpan = Self.makespan(lengths(of: cuts), encoders: encoders)
         let fewest = max(encoders, min(cuts.count, minimumSegments))
         for count in [below, above] where count >= fewest && count <= display.count {
-            let candidate = evenCuts(count: count)
+            let candidate = evenCuts(count: count, sites: sites)
             guard preRoll(of: candidate) <= maxPreRoll else { continue }
             let span = Self.makespan(lengths(of: candidate), encoders: encoders)
             if span < bestSpan || (span == bestSpan && candidate.count < best.count) {
@@ -31,7 +31,7 @@ extension CutPlanner {
     /// Splitting `encoders` of the longest segments in two, at the clean cut nearest their middle, makes
     /// the segments leased last (longest first) half as long, for `encoders` more IDR frames. Only when
     /// there are at least two rounds and each half is at least `minimumFrames` long.
-    func tapered(_ cuts: [Int], encoders: Int, minimumFrames: Int) -> [Int] {
+    func tapered(_ cuts: [Int], encoders: Int, minimumFrames: Int, sites: CutSites = .anywhere) -> [Int] {
         guard encoders > 1, cuts.count >= 2 * encoders else { return cuts }
         let lengths = lengths(of: cuts)
         var added: [Int] = []
@@ -39,7 +39,7 @@ extension CutPlanner {
             let start = cuts[k], length = lengths[k]
             guard length >= 2 * max(1, minimumFrames) else { break }
             let margin = max(minimumFrames, length / 4)
-            if let split = nearestCleanCut(to: start + length / 2, from: start + margin, through: start + length - margin) {
+            if let split = sites.nearest(to: start + length / 2, from: start + margin, through: start + length - margin, in: self) {
                 added.append(split)
             }
         }
@@ -53,16 +53,18 @@ extension CutPlanner {
         zip(cuts, cuts.dropFirst() + [display.count]).map { $1 - $0 }
     }
 
-    /// `count` segments of equal length, each cut moved to the nearest clean cut (no pre-roll) within
-    /// half a segment, or left where it is when there is none.
-    func evenCuts(count: Int) -> [Int] {
+    /// `count` segments of equal length, each cut moved to the nearest site within half a segment (a clean
+    /// cut, with no pre-roll, when anywhere will do), or left where it is when anywhere will do and there
+    /// is none, else dropped.
+    func evenCuts(count: Int, sites: CutSites = .anywhere) -> [Int] {
         let n = display.count
         let length = Double(n) / Double(count)
         let reach = Int(length / 2)
         var cuts = [0]
         for k in 1..<count {
             let ideal = Int((Double(k) * length).rounded())
-            let position = nearestCleanCut(to: ideal, from: max(1, ideal - reach), through: min(n - 1, ideal + reach)) ?? ideal
+            guard let position = sites.nearest(to: ideal, from: max(1, ideal - reach), through: min(n - 1, ideal + reach), in: self)
+                    ?? sites.fallback(ideal) else { continue }
             if position > cuts[cuts.count - 1], position < n { cuts.append(position) }
         }
         return cuts

@@ -90,13 +90,15 @@ public struct CutPlanner: Sendable {
         return (start, needed - start)
     }
 
-    /// Plans the cuts.
+    /// Plans the cuts: where a whole-file encode puts IDR frames (see `planAtKeyframes`), or, when a
+    /// segment length was asked for, wherever that length needs them.
     public func plan(_ options: PlanOptions) -> CutPlan {
+        guard let segmentSeconds = options.segmentSeconds else { return planAtKeyframes(options) }
         let n = display.count
         let fps = framesPerSecond
         let keyint = max(1, options.keyint)
         // No segment longer than the whole stream, however long the request.
-        var target = Int(min(Double(n), max(1, (options.segmentSeconds * fps).rounded())))
+        var target = Int(min(Double(n), max(1, (segmentSeconds * fps).rounded())))
         // Whole GOPs: round to the nearest multiple of keyint, unless asked for well under one GOP.
         if target * 2 >= keyint {
             target = max(1, Int((Double(target) / Double(keyint)).rounded())) * keyint
@@ -142,6 +144,23 @@ public struct CutPlanner: Sendable {
         return cuts
     }
 
+    /// The decode-order index of the packet shown at display position `j`.
+    public func packetIndex(atDisplayPosition j: Int) -> Int { display[j].index }
+
+    /// The timestamp of the frame shown at display position `j`.
+    public func pts(atDisplayPosition j: Int) -> Int64 { display[j].pts }
+
+    /// The display position of the shown frame with timestamp `pts`, if any.
+    public func displayPosition(of pts: Int64) -> Int? {
+        var lo = 0, hi = display.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            if display[mid].pts == pts { return mid }
+            if display[mid].pts < pts { lo = mid + 1 } else { hi = mid - 1 }
+        }
+        return nil
+    }
+
     /// The clean cut (a display position with no pre-roll) nearest `ideal` from `low` through `high`,
     /// the earlier of two as near; nil when there is none.
     func nearestCleanCut(to ideal: Int, from low: Int, through high: Int) -> Int? {
@@ -159,7 +178,7 @@ public struct CutPlanner: Sendable {
         cuts.reduce(0) { $0 + entry(forDisplayPosition: $1).preRoll }
     }
 
-    func makePlan(cuts: [Int], target: Int) -> CutPlan {
+    func makePlan(cuts: [Int], target: Int, forecast: KeyframeForecast? = nil) -> CutPlan {
         let n = display.count
         let end = endPTS
         var segments: [PlannedSegment] = []
@@ -198,6 +217,8 @@ public struct CutPlanner: Sendable {
             keyFlagsNotRandomAccess: packets.filter { $0.keyFlag && $0.randomAccess == .none }.count,
             undecodableLeadingPackets: firstRandomAccess,
             totalPreRollPackets: segments.reduce(0) { $0 + $1.preRollPackets },
-            targetSegmentFrames: target)
+            targetSegmentFrames: target,
+            forecastKeyframes: forecast?.keyframes.map { display[$0].pts },
+            sceneChanges: forecast?.sceneCuts.map { display[$0].pts })
     }
 }

@@ -194,9 +194,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             picture.color = standard
         }
         try picture.validate()
-        let seconds = segmentSeconds ?? defaults.segmentSeconds
-        guard seconds > 0 else { throw SettingsError("--segment-seconds must be positive") }
-        return JobSpec(settings: settings, audio: audioSettings, segmentSeconds: seconds, picture: picture)
+        if let segmentSeconds, !(segmentSeconds > 0) { throw SettingsError("--segment-seconds must be positive") }
+        return JobSpec(settings: settings, audio: audioSettings, segmentSeconds: segmentSeconds ?? defaults.segmentSeconds,
+                       picture: picture)
     }
 
     static func rate(_ text: String?, _ option: String) throws(SettingsError) -> Int? {

@@ -3,10 +3,11 @@
 public struct JobSpec: Codable, Hashable, Sendable {
     public var settings: EncoderSettings
     public var audio: AudioSettings
-    public var segmentSeconds: Double
+    /// Segment length as asked for (`--segment-seconds`); nil: cut where a whole-file encode puts IDR frames.
+    public var segmentSeconds: Double?
     public var picture: PictureSettings
 
-    public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double = 8,
+    public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
                 picture: PictureSettings = PictureSettings()) {
         self.settings = settings
         self.audio = audio
@@ -21,7 +22,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         settings = try c.decode(EncoderSettings.self, forKey: .settings)
         audio = try c.decode(AudioSettings.self, forKey: .audio)
-        segmentSeconds = try c.decode(Double.self, forKey: .segmentSeconds)
+        segmentSeconds = try c.decodeIfPresent(Double.self, forKey: .segmentSeconds)
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
     }
 

@@ -14,6 +14,8 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var startup: Double = 0
     public var cliProbeAndPlan: Double = 0
     public var probeAndPlan: Double = 0
+    /// Decoding to find scene changes the keyframes do not show (`SceneAnalysis`), before planning.
+    public var sceneAnalysis: Double = 0
     /// Reading a segment's packets from the input and serialising the task.
     public var payloadPacking: Double = 0
     /// Sending tasks to workers.
@@ -46,7 +48,7 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
 
     /// Every phase but encoding, summed.
     public var overhead: Double {
-        startup + cliProbeAndPlan + probeAndPlan + payloadPacking + dispatch + results + bookkeeping + audio + stitch
+        startup + cliProbeAndPlan + probeAndPlan + sceneAnalysis + payloadPacking + dispatch + results + bookkeeping + audio + stitch
             + verification + database + shutdown
     }
 }

@@ -55,15 +55,19 @@ public struct SegmentTask: BlobPayload {
         public var settings: EncoderSettings
         /// Frames after the segment shown to the encoder but not kept; their packets follow the segment's.
         public var runOut: RunOut?
+        /// Flat frames shown to the encoder before the segment's first frame, which is then forced to an
+        /// IDR, and dropped (see `EncoderSettings.leadInFrames`); nil or 0: none.
+        public var leadIn: Int?
     }
 
     public var header: Header
     public var packets: [MediaPacket]
 
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
-                output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, packets: [MediaPacket]) {
+                output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
+                packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
-                        runOut: runOut)
+                        runOut: runOut, leadIn: leadIn)
         self.packets = packets
     }
 
@@ -75,6 +79,9 @@ public struct SegmentTask: BlobPayload {
         }
         if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
             throw .badHeader("run-out fields out of range")
+        }
+        if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
+            throw .badHeader("lead-in out of range")
         }
         let shipped = s.shippedPackets(header.runOut)
         guard packets.count == shipped else {

@@ -1,3 +1,4 @@
+import Foundation
 import FFmpegKit
 import TesseraCore
 
@@ -46,10 +47,17 @@ public struct JobPlan: Sendable {
         return RunOut.after(segment, packets: probe.packets, frames: settings.lookaheadFrames)
     }
 
+    /// Flat frames segment `segment`'s encoder sees before its first frame: none for the first segment,
+    /// which starts where a whole-file encode starts.
+    public func leadIn(of segment: PlannedSegment) -> Int? {
+        let frames = segment.index == 0 ? 0 : settings.leadInFrames
+        return frames > 0 ? frames : nil
+    }
+
     /// Segment `segment`'s payload from its packets (run-out included).
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
-                    output: output, settings: settings, runOut: runOut, packets: packets)
+                    output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), packets: packets)
     }
 
     /// Opens the input again to read its packets.
@@ -66,13 +74,14 @@ public struct JobOptions: Sendable {
     public var settings: EncoderSettings
     public var audio: AudioSettings
     public var picture: PictureSettings
-    public var segmentSeconds: Double
+    /// Segment length as asked for; nil: cut where a whole-file encode puts IDR frames.
+    public var segmentSeconds: Double?
     /// Parallel encoders the plan should keep busy.
     public var workers: Int
     public var maxPreRollRatio: Double
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(),
-                picture: PictureSettings = PictureSettings(), segmentSeconds: Double = 8, workers: Int = 1,
+                picture: PictureSettings = PictureSettings(), segmentSeconds: Double? = nil, workers: Int = 1,
                 maxPreRollRatio: Double = 1.5) {
         self.settings = settings
         self.audio = audio
@@ -99,7 +108,7 @@ public enum JobPlanner {
         } catch {
             throw TesseraError(.settings, "", error.description)
         }
-        guard options.segmentSeconds > 0 else { throw TesseraError(.settings, "", "--segment-seconds must be positive") }
+        if let seconds = options.segmentSeconds, !(seconds > 0) { throw TesseraError(.settings, "", "--segment-seconds must be positive") }
 
         let video = probe.video
         let frameRate = video.averageFrameRate.isValid ? video.averageFrameRate : video.realFrameRate
@@ -123,6 +132,21 @@ public enum JobPlanner {
                                       minimumSegments: max(1, options.workers * 2),
                                       maxPreRollRatio: options.maxPreRollRatio)
         planOptions.encoders = options.workers
+        planOptions.detectsScenes = settings.preset != "ultrafast"
+        var probe = probe
+        probe.sceneAnalysisSeconds = 0
+        if planOptions.segmentSeconds == nil, planOptions.detectsScenes {
+            if probe.decodedScenes == nil {
+                let intervals = planner.sceneAnalysisIntervals(planOptions)
+                if !intervals.isEmpty {
+                    let found = try SceneAnalysis.run(probe, planner: planner, intervals: intervals,
+                                                      threads: ProcessInfo.processInfo.activeProcessorCount)
+                    probe.decodedScenes = found.scenes
+                    probe.sceneAnalysisSeconds = found.seconds
+                }
+            }
+            planOptions.decodedScenes = probe.decodedScenes
+        }
         let cuts = planner.plan(planOptions)
 
         let width = Int(output.width), height = Int(output.height)

@@ -15,6 +15,11 @@ public struct ProbeResult: Sendable {
     public var corruptPackets: Int
     /// The file as it was when probed.
     public var stamp: FileStamp?
+    /// Scene changes found by decoding (`SceneAnalysis`), once a plan needed them; kept with the probe
+    /// so that a coordinator given this probe does not look again.
+    public var decodedScenes: DecodedScenes?
+    /// What that analysis took in the plan that made it, in seconds (0 when it came with the probe).
+    public var sceneAnalysisSeconds = 0.0
 
     /// Whether this probe still describes `path`: the same path, and the file's size and modification
     /// time unchanged since.

@@ -24,6 +24,8 @@ public enum SegmentEncoder {
         }
         // Closed GOP and a pinned pic_init_qp, so that every segment's PPS is the same.
         var params = "open-gop=0:stitchable=1"
+        // A frame asked to be intra (a segment's first after its lead-in) is an IDR.
+        options.append(("forced-idr", "1"))
         // Each segment starts its own VBV buffer. x264 assumes it 90% full, so every join could spend
         // most of a buffer on top of the cap: capped CRF at 250k/500k came out at 317k on 4 s segments.
         // Starting half full keeps a cap a cap (250k); true CBR keeps x264's default, which lands nearer
@@ -59,6 +61,7 @@ public enum SegmentEncoder {
             let resamples = output.resamplesFrameRate == true
             // Frames past the end shown to the encoder only (not when resampling: there it sees ticks).
             let runOut = resamples ? nil : header.runOut
+            let leadIn = header.leadIn ?? 0
             let frame = Frame()
             let encoded = Packet()
             var kept = 0, decoded = 0, sent = 0
@@ -73,15 +76,21 @@ public enum SegmentEncoder {
             func drainEncoder() throws {
                 // With a run-out, the flush stops at the last kept packet: run-out frames are never encoded.
                 while !(flushing && runOut != nil && out.count == sent), try encoder.receive(encoded) == .ready {
-                    if (encoded.pts ?? .min) < ticks.upperBound { out.append(encoded.mediaPacket) }
+                    // Lead-in packets (before the first tick) and run-out ones (past the last) are dropped.
+                    if ticks.contains(encoded.pts ?? .min) { out.append(encoded.mediaPacket) }
                     encoded.unref()
                 }
             }
             func send(_ picture: Frame, pts: Int64, kept: Bool = true) throws {
                 picture.pts = pts
+                // After a lead-in, the first kept frame is an IDR: nothing kept refers to a lead-in frame.
+                let forced = kept && sent == 0 && leadIn > 0
+                if forced { picture.forceIntraPicture() }
                 if kept { sent += 1 }
                 while try encoder.send(picture) == .needsInput { try drainEncoder() }
                 try drainEncoder()
+                // A held frame is sent again for later ticks.
+                if forced { picture.clearPictureType() }
             }
             /// Shows the held frame at every tick before the source instant `until`.
             func fillTicks(until: Int64) throws {
@@ -129,6 +138,14 @@ public enum SegmentEncoder {
                 }
             }
 
+            // The lead-in: flat frames one frame apart, ending just before the first tick.
+            if leadIn > 0 {
+                let grey = try Frame.midGrey(width: Int(output.width), height: Int(output.height), pixelFormat: output.pixelFormat)
+                let step = output.frameDuration
+                for n in 0..<leadIn {
+                    try send(grey, pts: ticks.lowerBound - Int64(leadIn - n) * step, kept: false)
+                }
+            }
             for media in task.packets {
                 if cancelled() { throw TesseraError.canceled }
                 let packet = try Packet(media)

@@ -5,7 +5,7 @@ import TesseraEngine
 
 /// Planning options shared by `probe` and `transcode`.
 struct PlanningOptions: ParsableArguments {
-    @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).")
+    @Option(help: "Target segment length in seconds, rounded to whole GOPs (default: cut only where one encode of the whole file puts IDR frames, about 8 s apart).")
     var segmentSeconds: Double?
 
     @Option(help: "Parallel encoders (default: CPUs divided by --threads).")
@@ -19,7 +19,7 @@ struct PlanningOptions: ParsableArguments {
     }
 
     /// Default encoder settings with these planning options (what `probe` shows).
-    var jobOptions: JobOptions { JobOptions(segmentSeconds: segmentSeconds ?? 8, workers: resolvedWorkers) }
+    var jobOptions: JobOptions { JobOptions(segmentSeconds: segmentSeconds, workers: resolvedWorkers) }
 }
 
 /// Encoder options, named as ffmpeg users know them. Each one given overrides the same option of a

@@ -49,6 +49,8 @@ struct ProbeReport: Codable {
         var packets: Int
         var preRollPackets: Int
         var entry: String
+        /// Whether the segment starts where a whole-file encode puts an IDR frame (null: no forecast).
+        var atForecastKeyframe: Bool?
     }
 
     var input: String
@@ -63,6 +65,12 @@ struct ProbeReport: Codable {
     var undecodableLeadingPackets: Int
     var preRollPackets: Int
     var preRollRatio: Double
+    /// Where one whole-file encode puts IDR frames, and the scene changes read from the keyframes or
+    /// found by decoding, in seconds from the first frame; null when a segment length was asked for.
+    var forecastKeyframeSeconds: [Double]?
+    var sceneChangeSeconds: [Double]?
+    /// Seconds spent decoding to find scene changes.
+    var sceneAnalysisSeconds: Double
     var segments: [Segment]
     var packets: [Packet]?
 
@@ -108,10 +116,15 @@ struct ProbeReport: Codable {
         undecodableLeadingPackets = cuts.undecodableLeadingPackets
         preRollPackets = cuts.totalPreRollPackets
         preRollRatio = cuts.preRollRatio.rounded6
+        func seconds(_ pts: Int64) -> Double { tb.seconds(pts - cuts.firstPTS).rounded6 }
+        forecastKeyframeSeconds = cuts.forecastKeyframes?.map(seconds)
+        sceneChangeSeconds = cuts.sceneChanges?.map(seconds)
+        sceneAnalysisSeconds = probe.sceneAnalysisSeconds.rounded6
+        let forecast = cuts.forecastKeyframes.map(Set.init)
         segments = cuts.segments.map {
-            Segment(index: $0.index, startSeconds: tb.seconds($0.startPTS - cuts.firstPTS).rounded6,
-                    endSeconds: tb.seconds($0.endPTS - cuts.firstPTS).rounded6, frames: $0.frameCount,
-                    packets: $0.packetCount, preRollPackets: $0.preRollPackets, entry: $0.entry.rawValue)
+            Segment(index: $0.index, startSeconds: seconds($0.startPTS), endSeconds: seconds($0.endPTS), frames: $0.frameCount,
+                    packets: $0.packetCount, preRollPackets: $0.preRollPackets, entry: $0.entry.rawValue,
+                    atForecastKeyframe: forecast.map { [start = $0.startPTS] in $0.contains(start) })
         }
     }
 
@@ -130,7 +143,13 @@ struct ProbeReport: Codable {
         lines.append("video: \(frames) frames, \(structure), \(randomAccessPoints) random-access points"
             + (keyFlagsNotRandomAccess > 0 ? ", \(keyFlagsNotRandomAccess) key flags that are not" : "")
             + (undecodableLeadingPackets > 0 ? ", \(undecodableLeadingPackets) undecodable leading packets" : ""))
-        lines.append("plan: \(segments.count) segments, pre-roll \(preRollPackets) packets (\(String(format: "%.1f", preRollRatio * 100)) % extra decode)")
+        if let keyframes = forecastKeyframeSeconds, let scenes = sceneChangeSeconds {
+            func list(_ values: [Double]) -> String { values.isEmpty ? "none" : values.map { String(format: "%.2f", $0) }.joined(separator: " ") }
+            lines.append("scene changes (s): \(list(scenes))" + (sceneAnalysisSeconds > 0 ? String(format: " (decoded in %.2f s)", sceneAnalysisSeconds) : ""))
+            lines.append("whole-file IDR frames (s): \(list(keyframes))")
+        }
+        lines.append("plan: \(segments.count) segments, pre-roll \(preRollPackets) packets (\(String(format: "%.1f", preRollRatio * 100)) % extra decode)"
+            + (forecastKeyframeSeconds == nil ? "" : ", \(segments.filter { $0.atForecastKeyframe == false }.count) cuts elsewhere"))
         for s in segments {
             lines.append(String(format: "  %4d  %9.3f - %9.3f s  %5d frames  %5d packets  pre-roll %4d  from %@",
                                 s.index, s.startSeconds, s.endSeconds, s.frames, s.packets, s.preRollPackets, s.entry))

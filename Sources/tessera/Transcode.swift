@@ -97,7 +97,9 @@ struct Transcode: ParsableCommand {
         progress.finish()
         report.record(outcome.job)
         var timings = outcome.timings
-        timings.cliProbeAndPlan = probeAndPlan
+        // The scene analysis runs once, within the CLI's plan; the coordinator takes its result with the probe.
+        timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
+        timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
         timings.shutdown = Stopwatch.now - outcome.finishedAt
         switch outcome.job.state {
         case .done:
@@ -125,6 +127,8 @@ struct TranscodeSummary: Codable {
     var output: String
     var frames: Int64
     var segments: Int
+    /// Output frames of each segment, in order.
+    var segmentFrames: [Int]
     var durationSeconds: Double
     var wallSeconds: Double
     var speed: Double
@@ -152,6 +156,7 @@ struct TranscodeSummary: Codable {
         output = job.output
         frames = Int64(plan.outputFrameCount)
         segments = job.segmentsTotal
+        segmentFrames = plan.cuts.segments.indices.map(plan.outputFrames)
         durationSeconds = plan.cuts.durationSeconds.rounded6
         self.wallSeconds = wallSeconds.rounded6
         speed = (plan.cuts.durationSeconds / max(wallSeconds, 1e-9)).rounded6

@@ -1,0 +1,131 @@
+import Testing
+@testable import TesseraCore
+
+/// Closed GOPs starting at the given display positions (the first at 0), "I P B B ..." within each.
+func streamWithKeyframes(at starts: [Int], frames: Int, bframes: Int = 2, size: (Int) -> Int = { _ in 100 }) -> [PacketInfo] {
+    var packets: [PacketInfo] = []
+    let bounds = starts + [frames]
+    for (start, end) in zip(bounds, bounds.dropFirst()) {
+        let gop = SyntheticStream.closedGOP(frames: end - start, gop: end - start, bframes: bframes)
+        for p in gop {
+            var q = p
+            q.index = packets.count
+            q.pts = p.pts.map { $0 + Int64(start) }
+            q.dts = p.dts.map { $0 + Int64(start) }
+            q.size = q.randomAccess == .none ? 100 : size(start)
+            packets.append(q)
+        }
+    }
+    return packets
+}
+
+@Suite struct KeyframeForecastTests {
+    @Test func sceneChangeKeyframesAreReadFromIrregularIntervals() {
+        // An x264 source: keyframes at its scene cuts, no interval repeated.
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: [0, 30, 76, 137, 187, 242], keyint: 250) == [30, 76, 137, 187, 242])
+        // Scenes of exactly 6 s are scene cuts too: the longest interval (249) is not repeated.
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: [0, 180, 360, 540, 789, 863], keyint: 250) == [180, 360, 540, 789, 863])
+        // A 60-frame cadence with scene cuts between: the cadence's keyframes are not scene cuts.
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: [0, 60, 120, 150, 210, 270, 300, 360], keyint: 250) == [150, 300])
+    }
+
+    @Test func aFixedCadenceOrEveryFrameSaysNothing() {
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: Array(stride(from: 0, to: 1440, by: 48)), keyint: 250).isEmpty)
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: Array(0..<100), keyint: 250).isEmpty)
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: [0], keyint: 250).isEmpty)
+        // A cadence that is the output's own keyint is where the output has its IDR frames too.
+        #expect(KeyframeForecast.sceneCuts(randomAccessPoints: [0, 250, 500, 750], keyint: 250) == [250, 500, 750])
+    }
+
+    @Test func keyframesFollowX264sCadence() {
+        // No scene cut: every keyint frames.
+        #expect(KeyframeForecast.keyframes(frames: 1800, sceneCuts: [], keyint: 250, minimumInterval: 25)
+                == [0, 250, 500, 750, 1000, 1250, 1500, 1750])
+        // A scene cut restarts the cadence; one within keyint-min of the last IDR is an I-frame, not an IDR.
+        #expect(KeyframeForecast.keyframes(frames: 700, sceneCuts: [10, 30, 76, 137], keyint: 250, minimumInterval: 25)
+                == [0, 30, 76, 137, 387, 637])
+        // The cadence runs on through a long scene; a cut on the cadence is one IDR.
+        #expect(KeyframeForecast.keyframes(frames: 900, sceneCuts: [600], keyint: 250, minimumInterval: 25)
+                == [0, 250, 500, 600, 850])
+        #expect(KeyframeForecast.keyframes(frames: 600, sceneCuts: [250], keyint: 250, minimumInterval: 25) == [0, 250, 500])
+        // ultrafast: no scene detection.
+        #expect(KeyframeForecast.keyframes(frames: 600, sceneCuts: [100], keyint: 250, minimumInterval: 25, detectsScenes: false)
+                == [0, 250, 500])
+    }
+
+    @Test func plansCutOnlyAtForecastKeyframes() throws {
+        let scenes = [0, 30, 76, 137, 187, 242]
+        let packets = streamWithKeyframes(at: scenes, frames: 250)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 25), frameRate: Rational(25, 1))
+        var options = PlanOptions(segmentSeconds: nil, keyint: 250, minimumSegments: 4)
+        options.encoders = 2
+        let plan = planner.plan(options)
+        checkCoverage(plan, packets)
+        #expect(plan.forecastKeyframes == scenes.map(Int64.init))
+        #expect(plan.segments.count >= 2)
+        #expect(plan.segments.allSatisfy { scenes.contains(Int($0.startPTS)) })
+        #expect(plan.totalPreRollPackets == 0)
+    }
+
+    @Test func aShortClipWithOneKeyframeIsOneSegment() throws {
+        // 5 s with one keyframe: any cut is an IDR a whole-file encode would not have, and costs more
+        // than the budget (a big keyframe against small frames).
+        let packets = streamWithKeyframes(at: [0], frames: 125, size: { _ in 2000 })
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 25), frameRate: Rational(25, 1))
+        var options = PlanOptions(segmentSeconds: nil, keyint: 250, minimumSegments: 4)
+        options.encoders = 2
+        #expect(planner.estimatedCostOfAnExtraCut > options.extraCutBudget)
+        #expect(planner.plan(options).segments.count == 1)
+        // Asked for 1 s segments, it cuts anyway.
+        options.segmentSeconds = 1
+        #expect(planner.plan(options).segments.count > 1)
+    }
+
+    @Test func aLongSceneIsCutOnTheCadenceAndExtraCutsOnlyWhenTheyPay() throws {
+        // 60 s at 30 fps, a keyframe every 2 s whatever the content: cuts every 250 frames (with pre-roll).
+        let packets = streamWithKeyframes(at: Array(stride(from: 0, to: 1800, by: 60)), frames: 1800)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        var options = PlanOptions(segmentSeconds: nil, keyint: 250, minimumSegments: 4)
+        options.encoders = 2
+        options.costOfAnExtraCut = 0.01
+        let free = planner.plan(options)
+        checkCoverage(free, packets)
+        #expect(free.segments.allSatisfy { $0.startPTS % 250 == 0 })
+        #expect(free.forecastKeyframes == [0, 250, 500, 750, 1000, 1250, 1500, 1750])
+        let freeSpan = CutPlanner.makespan(free.segments.map(\.frameCount), encoders: 2)
+        // When an IDR costs little, cuts elsewhere balance the encoders, within the budget.
+        options.costOfAnExtraCut = 0.001
+        let balanced = planner.plan(options)
+        checkCoverage(balanced, packets)
+        let extra = balanced.segments.filter { $0.startPTS % 250 != 0 }.count
+        #expect(extra >= 1 && extra <= 5)
+        #expect(CutPlanner.makespan(balanced.segments.map(\.frameCount), encoders: 2) < freeSpan)
+    }
+
+    @Test func scenesFoundByDecodingJoinTheForecast() throws {
+        // A keyframe every 48 frames whatever the content: every pair is examined.
+        let cadence = Array(stride(from: 0, to: 1440, by: 48))
+        let packets = streamWithKeyframes(at: cadence, frames: 1440)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        var options = PlanOptions(segmentSeconds: nil, keyint: 250)
+        #expect(planner.sceneAnalysisIntervals(options) == zip(cadence, cadence.dropFirst()).map { $0...$1 })
+        options.decodedScenes = DecodedScenes(examined: planner.sceneAnalysisIntervals(options), cuts: [180, 360, 540])
+        #expect(planner.forecast(options).keyframes == [0, 180, 360, 540, 790, 1040, 1290])
+        // Keyframes at scene changes: only the pairs nearly a keyint apart, where a keyframe may be a
+        // cadence's or a weak scene change, are examined; what decoding finds there replaces them.
+        let marked = [0, 30, 76, 290, 330]
+        let told = try CutPlanner(packets: streamWithKeyframes(at: marked, frames: 400), timeBase: Rational(1, 25), frameRate: nil)
+        options.decodedScenes = nil
+        #expect(told.sceneAnalysisIntervals(options) == [76...290])
+        options.decodedScenes = DecodedScenes(examined: [76...290], cuts: [200])
+        #expect(told.forecast(options).sceneCuts == [30, 76, 200, 330])
+        // A single keyframe: nothing to compare.
+        let single = try CutPlanner(packets: streamWithKeyframes(at: [0], frames: 200), timeBase: Rational(1, 25), frameRate: nil)
+        #expect(single.sceneAnalysisIntervals(options).isEmpty)
+    }
+
+    @Test func decodedScenesReplaceTheClaimsTheyExamined() {
+        let found = DecodedScenes(examined: [100...300, 300...500], cuts: [250])
+        #expect(found.correcting([50, 100, 300, 420, 600]) == [50, 100, 250, 600])
+    }
+}
