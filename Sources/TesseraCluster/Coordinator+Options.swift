@@ -1,0 +1,52 @@
+import Foundation
+import TesseraEngine
+
+extension Coordinator {
+    public struct Options: Sendable {
+        public var bind: String
+        public var databaseURL: String
+        public var spool: URL
+        public var coordinatorID: String
+        public var heartbeatInterval: Double = 1
+        public var liveness: Int = 3
+        public var leaseSeconds: Double = 600
+        public var attemptLimit: Int = 3
+        /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
+        public var planningWorkers: Int = 8
+        public var maximumMessageSize: Int64 = 1 << 30
+        /// Payload bytes the coordinator lets libzmq hold for its workers, sent but not yet on the wire:
+        /// beyond it, no new task is packed until some have left (one always may when it is not full).
+        /// Bounds its memory whatever the number of workers, the segments' size and the input's length:
+        /// a network slower than packing gains nothing from payloads waiting in memory. Only connected
+        /// workers count: what a worker found silent still holds (its host gone) stops counting then, so
+        /// it cannot hold up the others; libzmq frees it when its own heartbeat closes that connection
+        /// (twice the silence that ends a worker, see `run`).
+        public var sendWindowBytes: Int = 16 << 20
+        /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
+        public var onlyJob: String?
+        /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
+        /// results are no video. Otherwise such workers get nothing.
+        public var benchmark = false
+        /// A probe of a job's input its submitter made moments ago (`tessera transcode`): planning uses
+        /// it instead of reading the file again while it still describes the file (`ProbeResult.describes`).
+        public var knownProbe: ProbeResult?
+
+        public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
+            self.bind = bind
+            self.databaseURL = databaseURL
+            self.spool = spool
+            self.coordinatorID = coordinatorID
+        }
+    }
+
+    /// The part of the options the state machine decides with.
+    var machineConfiguration: CoordinatorStateMachine.Configuration {
+        var configuration = CoordinatorStateMachine.Configuration()
+        configuration.heartbeatInterval = options.heartbeatInterval
+        configuration.liveness = options.liveness
+        configuration.leaseSeconds = options.leaseSeconds
+        configuration.sendWindowBytes = options.sendWindowBytes
+        configuration.benchmark = options.benchmark
+        return configuration
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+import ZMQKit
+
+extension CoordinatorLoop {
+    /// New jobs to plan, encoding jobs to load, finished ones to stitch, ended ones to forget.
+    func sweep() throws {
+        let coordinator = self.coordinator
+        while let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob) {
+            background(job.id) { store in try coordinator.prepare(job.id, store: store, planNew: true) }
+        }
+        for id in try store.jobIDs(in: .encoding, coordinator: options.coordinatorID) where coordinator.mine(id) && machine.needsLoading(id) {
+            background(id) { store in try coordinator.prepare(id, store: store, planNew: false) }
+        }
+        for id in machine.jobs.keys.sorted() {
+            let job = try store.job(id)
+            if job.state.isFinal {
+                drop(id)
+            } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, machine.mayStitch(id),
+                      let plan = loaded[id]?.plan {
+                guard (try? store.setState(id, to: .stitching)) != nil else { continue }
+                background(id) { store in try coordinator.stitch(id, plan, store) }
+            }
+        }
+    }
+
+    func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
+        machine.backgroundStarted(job)
+        coordinator.background(job, work)
+    }
+
+    /// What a job's own thread reported.
+    func apply(_ event: Coordinator.Event) throws {
+        switch event {
+        case .ready(let id, let plan, let outstanding):
+            machine.backgroundEnded(id)
+            do {
+                let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
+                let segments = Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) })
+                loaded[id] = LoadedJob(plan: plan, reader: try SegmentReader(plan: plan), segments: segments)
+                machine.jobLoaded(id, segments: Set(segments.keys), outstanding: outstanding,
+                                  payloadBytes: videoBytes / max(segments.count, 1))
+            } catch {
+                try? store.setState(id, to: .failed, error: error.description)
+            }
+        case .failed(let id, let reason):
+            machine.backgroundEnded(id)
+            if try !store.job(id).state.isFinal { try? store.setState(id, to: .failed, error: reason) }
+            drop(id)
+        case .stitched(let id):
+            machine.backgroundEnded(id)
+            drop(id)
+        case .released(let id):
+            machine.backgroundEnded(id)
+            machine.jobReleased(id)
+            loaded[id] = nil
+        }
+    }
+
+    /// Forgets a job that ended: its encodes stop, its late results are dropped, its spool goes.
+    func drop(_ job: String) {
+        for worker in machine.jobDropped(job) {
+            try? socket.send([Array(worker.utf8)] + ClusterMessage.cancel(jobID: job).frames())
+        }
+        loaded[job] = nil
+        // Its results already received are handled first (none is written into the spool after it goes).
+        spooler.end(job)
+        try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
+    }
+
+    /// Leases work for the free slots and sends it.
+    func dispatch() throws {
+        let heldBytes = machine.peers.keys.reduce(0) { $0 + (held[$1]?.bytes ?? 0) }
+        guard case .lease(let slots, let jobs) = machine.dispatch(heldBytes: heldBytes) else { return }
+        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit)
+        let rows = leases.map { (worker: $0.worker, segment: SegmentRef(jobID: $0.lease.jobID, index: $0.lease.index), attempts: $0.lease.attempts) }
+        var failure: (any Error)?
+        for action in machine.leased(rows, asked: slots.count) {
+            switch action {
+            case .handBack(let worker, let ref):
+                try store.release(ref.jobID, ref.index, worker: worker, error: nil)
+            case .send(let worker, let ref, let attempt):
+                do {
+                    try send(ref, to: worker, attempt: attempt)
+                } catch {
+                    // The rest still go out; this lease goes back (it was not sent).
+                    machine.notSent()
+                    _ = try? store.release(ref.jobID, ref.index, worker: worker, error: nil)
+                    failure = failure ?? error
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Packs a segment's payload and sends its task; a payload that cannot be read fails the job.
+    func send(_ ref: SegmentRef, to worker: String, attempt: Int) throws {
+        guard let job = loaded[ref.jobID], let segment = job.segments[ref.index] else { return }
+        let payload: [UInt8]
+        let packingStarted = Stopwatch.threadCPU
+        do {
+            payload = try job.reader.payload(for: segment)
+        } catch {
+            try store.release(ref.jobID, ref.index, worker: worker, error: nil)
+            try? store.setState(ref.jobID, to: .failed, error: error.description)
+            drop(ref.jobID)
+            return
+        }
+        let packing = Stopwatch.threadCPU - packingStarted
+        try socket.send([Array(worker.utf8)] + ClusterMessage.task(.init(segment: ref, attempt: attempt), payload: payload).frames(),
+                        peerHeld: held[worker])
+        machine.sent(ref, to: worker, attempt: attempt)
+        if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
+        // Packing is its own phase; step() charges the whole dispatch to `dispatch`.
+        coordinator.phaseTimings.withValue {
+            $0.payloadPacking += packing
+            $0.dispatch -= packing
+            $0.segmentsDispatched += 1
+            $0.payloadBytes += Int64(payload.count)
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import Logging
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+import ZMQKit
+
+/// The coordinator's loop: receives, leases and sends on one thread, doing what
+/// `CoordinatorStateMachine` decides against libzmq, the store and the result spooler. Confined to the
+/// thread that calls `run`.
+final class CoordinatorLoop {
+    typealias SegmentRef = ClusterMessage.SegmentRef
+
+    /// A job whose plan is loaded: what packing its payloads needs.
+    struct LoadedJob {
+        var plan: JobPlan
+        var reader: SegmentReader
+        var segments: [Int: PlannedSegment]
+    }
+
+    let coordinator: Coordinator
+    let store: JobStore
+    let socket: ZMQSocket
+    let spooler: ResultSpooler
+    var machine: CoordinatorStateMachine
+    var loaded: [String: LoadedJob] = [:]
+    /// Payload bytes libzmq holds for each connected worker (kept over a reconnect: the old connection
+    /// may still be sending).
+    var held: [String: HeldBytes] = [:]
+    /// When the first task went out.
+    var firstTaskSent: Double?
+
+    var options: Coordinator.Options { coordinator.options }
+    var logger: Logger { coordinator.logger }
+
+    init(_ coordinator: Coordinator, store: JobStore, socket: ZMQSocket, spooler: ResultSpooler) {
+        self.coordinator = coordinator
+        self.store = store
+        self.socket = socket
+        self.spooler = spooler
+        machine = CoordinatorStateMachine(coordinator.machineConfiguration, now: Stopwatch.now)
+    }
+
+    func run(until stop: CancellationFlag) throws {
+        var sessions = store.sessions
+        while !stop.isCancelled {
+            // Every waiting message first, so heartbeats are never read late.
+            var timeout = machine.receiveTimeout
+            while let frames = try socket.receiveFrames(timeout: timeout) {
+                timeout = 0
+                try step("message", \.results) { try handle(frames) }
+            }
+            try step("results", \.results) { try takeOutcomes() }
+            if store.sessions != sessions {
+                sessions = store.sessions
+                try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected()) }
+            }
+            for event in coordinator.events.withValue({ q -> [Coordinator.Event] in defer { q.removeAll() }; return q }) {
+                try step("job event", \.bookkeeping) { try apply(event) }
+            }
+            let now = Stopwatch.now
+            let duties = machine.tick(now: now)
+            if !duties.silent.isEmpty || !duties.heartbeat.isEmpty || duties.reap {
+                try step("heartbeat", \.bookkeeping) { try perform(duties) }
+            }
+            // A look at what the store has sent (no round trip): a processor cost, bookkeeping's.
+            if duties.notifications {
+                let cpu = Stopwatch.threadCPU
+                for change in try store.waitForJobChanges(timeout: 0) { machine.notified(change.id, state: change.state) }
+                let used = Stopwatch.threadCPU - cpu
+                coordinator.phaseTimings.withValue { $0.bookkeeping += used }
+            }
+            if machine.sweepDue(now: now) {
+                try step("sweep", \.bookkeeping) { try sweep() }
+            }
+            if machine.dispatchDue {
+                try step("dispatch", \.dispatch) { try dispatch() }
+            }
+        }
+    }
+
+    /// Runs one part of the loop: what goes wrong because of one message or one job is logged and
+    /// dropped; only a database that stays unreachable ends the coordinator. Its processor time goes to
+    /// `phase` (see `PhaseTimings`), its waits on the store to `database`.
+    func step(_ what: String, _ phase: WritableKeyPath<PhaseTimings, Double>, _ body: () throws -> Void) throws {
+        let started = Stopwatch.threadCPU, waited = store.queryTime
+        defer {
+            let database = store.queryTime - waited, cpu = Stopwatch.threadCPU - started
+            coordinator.phaseTimings.withValue {
+                $0.database += database
+                $0.loopDatabase += database
+                $0[keyPath: phase] += cpu
+            }
+        }
+        do {
+            try body()
+        } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+            throw error
+        } catch {
+            logger.warning("\(what) failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Workers
+
+    func handle(_ frames: [ReceivedFrame]) throws {
+        guard frames.count >= 2 else { return }
+        let worker = String(decoding: frames[0].bytes, as: UTF8.self)
+        guard Array(worker.utf8) == frames[0].bytes, Coordinator.acceptable(worker) else {
+            logger.warning("dropped a message from an unacceptable identity")
+            return
+        }
+        let message: ClusterMessage
+        do {
+            // A result's payload (megabytes) goes to the spooler where libzmq received it.
+            message = try ClusterMessage(head: frames[1].bytes, payloadFrames: frames.count - 2)
+        } catch {
+            logger.warning("dropped a malformed message", metadata: ["peer": "\(worker)", "error": "\(error)"])
+            return
+        }
+        let refs = message.segment.map { [$0] } ?? { if case .bye(let refs) = message { refs } else { [] } }()
+        guard refs.allSatisfy({ UUID(uuidString: $0.jobID) != nil }) else {
+            logger.warning("dropped a message for a job id that is not one", metadata: ["peer": "\(worker)"])
+            return
+        }
+        let now = Stopwatch.now
+        // Anything that may hand a lease back records the results received before it first.
+        if machine.received(message.kind, from: worker, now: now) { try spooler.drain() }
+        switch message {
+        case .ready(let ready):
+            guard ready.workerID == worker else {
+                logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
+                return
+            }
+            let skipsEncode = ready.capabilities[BenchResult.capability] != nil
+            let working = machine.workerReady(worker, slots: ready.slots, skipsEncode: skipsEncode, working: ready.inFlight, now: now)
+            if skipsEncode, !options.benchmark {
+                logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
+            }
+            if held[worker] == nil { held[worker] = HeldBytes() }
+            try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
+            // Leases in its name that it is not working on (results lost while we were apart) go back.
+            machine.leasesKept(worker, try returnLeases(of: worker, notIn: working))
+            logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
+        case .heartbeat:
+            if machine.renewalDue(worker, now: now) {
+                try store.renewAll(worker: worker, seconds: options.leaseSeconds)
+                machine.leasesRenewed(worker, now: now)
+            }
+        case .result(let header, _):
+            machine.taskEnded(header.segment, worker: worker)
+            spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
+        case .failure(let failure):
+            machine.taskEnded(failure.segment, worker: worker)
+            if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, error: failure.error) {
+                logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
+                                                            "error": "\(failure.error)"])
+            }
+        case .bye(let handedBack):
+            for ref in handedBack { try store.release(ref.jobID, ref.index, worker: worker, error: nil) }
+            try store.releaseAll(worker: worker, reason: "worker \(worker) left")
+            machine.workerLeft(worker)
+            held[worker] = nil
+            logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.handedBack": "\(handedBack.count)"])
+        case .task, .cancel:
+            logger.warning("dropped a message only coordinators send", metadata: ["peer": "\(worker)"])
+        }
+    }
+
+    /// Notes what came of the results the spooler handled.
+    func takeOutcomes() throws {
+        for outcome in try spooler.takeOutcomes() {
+            switch outcome {
+            case .recorded(let ref, let encodeSeconds, let bytes, let at):
+                machine.recorded(ref)
+                coordinator.phaseTimings.withValue {
+                    $0.encodingWall = at - (firstTaskSent ?? at)
+                    $0.workerEncode += encodeSeconds
+                    $0.resultBytes += bytes
+                }
+            case .incompatible(let worker):
+                machine.incompatible(worker)
+            case .handedBack:
+                machine.handedBack()
+            }
+        }
+    }
+
+    /// After the store's connection was made again: leases in a connected worker's name that it is not
+    /// working on go back now, as when a worker joins, instead of waiting out the lease.
+    func reconcile(_ working: [String: Set<SegmentRef>]) throws {
+        try spooler.drain()
+        for (id, segments) in working { _ = try returnLeases(of: id, notIn: segments) }
+    }
+
+    /// Hands back, without charging an attempt, the leases in `worker`'s name that it is not working on;
+    /// returns the others with the attempt each is on.
+    func returnLeases(of worker: String, notIn working: Set<SegmentRef>) throws -> [SegmentRef: Int] {
+        var kept: [SegmentRef: Int] = [:]
+        for lease in try store.leases(worker: worker) {
+            let ref = SegmentRef(jobID: lease.jobID, index: lease.index)
+            if working.contains(ref) { kept[ref] = lease.attempts + 1 } else {
+                try store.release(lease.jobID, lease.index, worker: worker, error: nil)
+            }
+        }
+        return kept
+    }
+
+    /// Silent workers' leases return, the others get a heartbeat, and expired leases are reaped.
+    func perform(_ duties: CoordinatorStateMachine.Duties) throws {
+        if !duties.silent.isEmpty { try spooler.drain() }
+        for id in duties.silent {
+            held[id] = nil
+            let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent")
+            logger.warning("worker silent, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
+        }
+        for id in duties.heartbeat { try socket.send([Array(id.utf8)] + ClusterMessage.heartbeat.frames()) }
+        guard duties.reap else { return }
+        if duties.absentHolders {
+            for holder in try store.leaseHolders(coordinator: options.coordinatorID) where !machine.isConnected(holder) {
+                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false)
+            }
+        }
+        let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
+        machine.reaped()
+        for job in reaped.failedJobs { drop(job) }
+    }
+}

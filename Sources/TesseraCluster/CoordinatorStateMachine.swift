@@ -1,0 +1,378 @@
+import TesseraCore
+
+/// What the coordinator decides, apart from what it does: the workers and their slots, the tasks in
+/// flight, the jobs whose plans are loaded and their outstanding segments, whether the store may have
+/// pending segments, and when each periodic duty is due. Events go in, actions come out; `Coordinator`
+/// executes them against libzmq, the store and the result spooler. No I/O, and the clock is passed in
+/// (seconds on any monotonic scale).
+struct CoordinatorStateMachine {
+    typealias SegmentRef = ClusterMessage.SegmentRef
+
+    struct Configuration {
+        var heartbeatInterval: Double = 1
+        /// Heartbeats a worker may miss before it is dead.
+        var liveness: Int = 3
+        var leaseSeconds: Double = 600
+        /// Payload bytes libzmq may hold for connected workers before no new task is packed.
+        var sendWindowBytes: Int = 16 << 20
+        /// Whether workers that skip the encode (benchmark mode) get work.
+        var benchmark = false
+        /// Slots a worker may ask for at most.
+        var maximumSlots = 64
+
+        /// Silence after which a worker is dead and its leases return.
+        var silence: Double { heartbeatInterval * Double(liveness) }
+    }
+
+    struct Peer: Equatable {
+        var slots: Int
+        /// Tasks sent to it, by segment, with the attempt each is on.
+        var inFlight: [SegmentRef: Int] = [:]
+        var lastHeard: Double
+        /// When its leases were last extended.
+        var renewed = -Double.infinity
+        /// Its headers differ from a job's (another libx264 build), or it skips the encode: no more work.
+        var incompatible = false
+
+        var free: Int { incompatible ? 0 : max(slots - inFlight.count, 0) }
+    }
+
+    struct Job: Equatable {
+        /// The plan's segments.
+        var segments: Set<Int>
+        /// Segments not yet recorded done: when the last one is, the job is swept at once.
+        var outstanding: Set<Int>
+        /// A payload's average size, to lease no more than the send window takes.
+        var payloadBytes: Int
+    }
+
+    /// What the store may hold for the workers.
+    enum Pending: Equatable {
+        /// Something may have put a segment back: the next dispatch asks the store.
+        case unknown
+        /// The last lease statement found fewer than it asked for: dispatch asks nothing until an event
+        /// that can put a segment back.
+        case noneLeft
+    }
+
+    /// The message kinds a worker sends, and those only coordinators send (refused).
+    enum MessageKind: Equatable {
+        case ready, heartbeat, result, failure, bye, coordinatorOnly
+    }
+
+    enum DispatchAction: Equatable {
+        case none
+        /// Lease one segment per entry (worker ids, interleaved) from these jobs.
+        case lease(slots: [String], jobs: [String])
+    }
+
+    enum LeaseAction: Equatable {
+        /// Pack and send the segment's task to the worker.
+        case send(worker: String, SegmentRef, attempt: Int)
+        /// Hand the lease back: its worker left, or the job is not loaded here.
+        case handBack(worker: String, SegmentRef)
+    }
+
+    /// The periodic duties due at a tick, in the order the coordinator performs them.
+    struct Duties: Equatable {
+        /// Workers found silent: removed; the results they sent go to the store first, then their leases return.
+        var silent: [String] = []
+        /// Workers to send a heartbeat to.
+        var heartbeat: [String] = []
+        /// Look for expired leases; with `absentHolders`, also return leases of workers not connected.
+        var reap: Bool = false
+        var absentHolders: Bool = false
+        /// Read the store's notifications (no round trip).
+        var notifications: Bool = false
+        /// Claim queued jobs, load encoding ones, stitch or forget finished ones.
+        var sweep: Bool = false
+        /// Lease work for free slots.
+        var dispatch: Bool = false
+    }
+
+    let configuration: Configuration
+    let started: Double
+    private(set) var peers: [String: Peer] = [:]
+    private(set) var jobs: [String: Job] = [:]
+    /// Jobs being planned, loaded or stitched on a thread of their own.
+    private(set) var busy: Set<String> = []
+    private(set) var pending = Pending.unknown
+    /// Something changed that a dispatch may act on.
+    private(set) var dispatchDue = true
+    /// A sweep is asked for (a notification, a job's last segment, a reconnect).
+    private(set) var sweepAsked = false
+    /// Free slots waited on the send window at the last dispatch: look again soon, not on the next message.
+    private(set) var windowFull = false
+    private var nextBeat: Double, nextSweep: Double, nextReap: Double, nextNotifications: Double
+    private var lastSweep = -Double.infinity
+
+    init(_ configuration: Configuration, now: Double) {
+        self.configuration = configuration
+        started = now
+        nextBeat = now
+        nextSweep = now
+        nextReap = now
+        nextNotifications = now
+    }
+
+    /// How long the loop may wait for a message before a duty is due.
+    var receiveTimeout: Double { windowFull ? 0.002 : 0.02 }
+
+    // MARK: Workers
+
+    /// Any well-formed message from `worker`. True when the results already received must be recorded
+    /// first: every message but a heartbeat or a result may hand a lease back.
+    mutating func received(_ kind: MessageKind, from worker: String, now: Double) -> Bool {
+        peers[worker]?.lastHeard = now
+        dispatchDue = true
+        switch kind {
+        case .heartbeat, .result: return false
+        default:
+            pending = .unknown
+            return true
+        }
+    }
+
+    /// A worker (re)joined with `slots` and reports working on `working`. Its record replaces any the
+    /// same id had (a reconnect takes the identity over); the leases in its name it is not working on go
+    /// back (`leasesKept` follows with the rest). Returns the segments it may keep.
+    mutating func workerReady(_ worker: String, slots: Int, skipsEncode: Bool, working: [SegmentRef], now: Double) -> Set<SegmentRef> {
+        var peer = Peer(slots: min(max(slots, 1), configuration.maximumSlots), lastHeard: now)
+        peer.incompatible = skipsEncode && !configuration.benchmark
+        peers[worker] = peer
+        pending = .unknown
+        dispatchDue = true
+        return Set(working)
+    }
+
+    /// The leases in `worker`'s name it is still working on, with the attempt each is on.
+    mutating func leasesKept(_ worker: String, _ kept: [SegmentRef: Int]) {
+        peers[worker]?.inFlight = kept
+    }
+
+    /// A heartbeat from a worker: true when its leases are to be extended now (a quarter lease at a
+    /// time, and only while it holds some).
+    func renewalDue(_ worker: String, now: Double) -> Bool {
+        guard let peer = peers[worker], !peer.inFlight.isEmpty else { return false }
+        return now - peer.renewed >= configuration.leaseSeconds / 4
+    }
+
+    mutating func leasesRenewed(_ worker: String, now: Double) {
+        peers[worker]?.renewed = now
+    }
+
+    /// A result or a failure for `segment`: the slot is free. Another worker's task for the same
+    /// segment (a late duplicate) is left alone; the store refuses whichever does not hold the lease.
+    mutating func taskEnded(_ segment: SegmentRef, worker: String) {
+        peers[worker]?.inFlight[segment] = nil
+        dispatchDue = true
+    }
+
+    /// A worker said goodbye: forgotten; the coordinator hands its leases back.
+    mutating func workerLeft(_ worker: String) {
+        peers[worker] = nil
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// The result spooler recorded a segment done.
+    mutating func recorded(_ segment: SegmentRef) {
+        guard var job = jobs[segment.jobID], job.outstanding.remove(segment.index) != nil else { return }
+        jobs[segment.jobID] = job
+        if job.outstanding.isEmpty { sweepAsked = true }
+    }
+
+    /// The result spooler refused a worker's result because its headers differ from the job's.
+    mutating func incompatible(_ worker: String) {
+        peers[worker]?.incompatible = true
+        pending = .unknown
+    }
+
+    /// A result was refused and its lease went back.
+    mutating func handedBack() {
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// The store's connection was made again (its server may have forgotten our last commits): each
+    /// connected worker's leases that it is not working on go back, and what was notified meanwhile is
+    /// lost, so a sweep follows. Returns each worker's segments in flight.
+    mutating func storeReconnected() -> [String: Set<SegmentRef>] {
+        pending = .unknown
+        sweepAsked = true
+        dispatchDue = true
+        return peers.mapValues { Set($0.inFlight.keys) }
+    }
+
+    func isConnected(_ worker: String) -> Bool { peers[worker] != nil }
+
+    // MARK: Jobs
+
+    /// A thread of its own starts planning, loading or stitching `job`.
+    mutating func backgroundStarted(_ job: String) {
+        busy.insert(job)
+    }
+
+    /// That thread reported back (ready, failed, stitched or released).
+    mutating func backgroundEnded(_ job: String) {
+        busy.remove(job)
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// A job's plan is loaded: its segments may be leased.
+    mutating func jobLoaded(_ job: String, segments: Set<Int>, outstanding: Set<Int>, payloadBytes: Int) {
+        jobs[job] = Job(segments: segments, outstanding: outstanding, payloadBytes: max(payloadBytes, 1))
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// Whether an encoding job in the store needs loading here.
+    func needsLoading(_ job: String) -> Bool { jobs[job] == nil && !busy.contains(job) }
+
+    /// Whether a loaded job whose segments are all done may be stitched now.
+    func mayStitch(_ job: String) -> Bool { jobs[job] != nil && !busy.contains(job) }
+
+    /// Whether a notified change to `job` calls for a sweep: a job of ours that is still encoding
+    /// notifies for every segment it records, which needs none (its last one asks, see `recorded`).
+    mutating func notified(_ job: String, state: JobState?) {
+        if jobs[job] == nil || state != .encoding { sweepAsked = true }
+    }
+
+    /// A job ended or moved on: forgotten. Returns the workers to tell to cancel it; their slots are free.
+    mutating func jobDropped(_ job: String) -> [String] {
+        jobs[job] = nil
+        var cancel: [String] = []
+        for (id, peer) in peers where peer.inFlight.keys.contains(where: { $0.jobID == job }) {
+            cancel.append(id)
+            peers[id]?.inFlight = peer.inFlight.filter { $0.key.jobID != job }
+        }
+        pending = .unknown
+        dispatchDue = true
+        return cancel.sorted()
+    }
+
+    /// Another coordinator has the job: let go of it without cancelling anything.
+    mutating func jobReleased(_ job: String) {
+        jobs[job] = nil
+    }
+
+    /// Expired leases came back, and the jobs out of attempts failed (dropped by the caller).
+    mutating func reaped() {
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    // MARK: Time
+
+    /// The duties due at `now`. Silent workers are forgotten here.
+    mutating func tick(now: Double) -> Duties {
+        var duties = Duties()
+        if now >= nextBeat {
+            nextBeat = now + configuration.heartbeatInterval
+            for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
+                if now - peer.lastHeard > configuration.silence {
+                    peers[id] = nil
+                    duties.silent.append(id)
+                    pending = .unknown
+                    dispatchDue = true
+                } else {
+                    duties.heartbeat.append(id)
+                }
+            }
+            // Expired leases (a lease lasts minutes) are looked for every few seconds; leases of
+            // workers that never came back after a restart once they have had time to.
+            if now >= nextReap {
+                duties.reap = true
+                duties.absentHolders = now - started > configuration.silence + 35
+                nextReap = now + min(5, configuration.leaseSeconds / 4)
+            }
+        }
+        if now >= nextNotifications {
+            nextNotifications = now + 0.01
+            duties.notifications = true
+        }
+        return duties
+    }
+
+    /// Whether a sweep is due after the notifications were read: at most every 50 ms when asked for,
+    /// otherwise every 5 s as a safety net.
+    mutating func sweepDue(now: Double) -> Bool {
+        guard now >= nextSweep || (sweepAsked && now - lastSweep >= 0.05) else { return false }
+        sweepAsked = false
+        lastSweep = now
+        nextSweep = now + 5
+        pending = .unknown
+        dispatchDue = true
+        return true
+    }
+
+    // MARK: Dispatch
+
+    /// What to lease for the free slots, with `heldBytes` payload bytes still held by libzmq for the
+    /// connected workers. One statement for every free slot; the slots interleave the workers so that
+    /// a short queue is shared among them, and stop at what the send window takes.
+    mutating func dispatch(heldBytes: Int) -> DispatchAction {
+        guard dispatchDue else { return .none }
+        dispatchDue = false
+        windowFull = false
+        guard !jobs.isEmpty else { return .none }
+        var free = peers.filter { $0.value.free > 0 }.map { (id: $0.key, free: $0.value.free) }.sorted { $0.id < $1.id }
+        var slots: [String] = []
+        while !free.isEmpty {
+            for n in free.indices { slots.append(free[n].id); free[n].free -= 1 }
+            free.removeAll { $0.free == 0 }
+        }
+        guard !slots.isEmpty, pending == .unknown else { return .none }
+        let payload = jobs.values.map(\.payloadBytes).max() ?? 1
+        let window = configuration.sendWindowBytes
+        let fitting = heldBytes >= window ? 0 : max(1, (window - heldBytes) / payload)
+        if slots.count > fitting {
+            slots.removeLast(slots.count - fitting)
+            windowFull = true
+            dispatchDue = true
+            guard !slots.isEmpty else { return .none }
+        }
+        return .lease(slots: slots, jobs: jobs.keys.sorted())
+    }
+
+    /// What the lease statement returned for `asked` slots: each lease is sent, or handed back when its
+    /// worker left or its job is not loaded here. Fewer than asked means none are left.
+    mutating func leased(_ leases: [(worker: String, segment: SegmentRef, attempts: Int)], asked: Int) -> [LeaseAction] {
+        pending = leases.count < asked ? .noneLeft : .unknown
+        var actions: [LeaseAction] = []
+        for lease in leases {
+            if peers[lease.worker] != nil, jobs[lease.segment.jobID]?.segments.contains(lease.segment.index) == true {
+                actions.append(.send(worker: lease.worker, lease.segment, attempt: lease.attempts + 1))
+            } else {
+                pending = .unknown
+                actions.append(.handBack(worker: lease.worker, lease.segment))
+            }
+        }
+        return actions
+    }
+
+    /// A task went out.
+    mutating func sent(_ segment: SegmentRef, to worker: String, attempt: Int) {
+        peers[worker]?.inFlight[segment] = attempt
+    }
+
+    /// A task could not be packed or sent: its lease went back.
+    mutating func notSent() {
+        pending = .unknown
+    }
+}
+
+extension ClusterMessage {
+    /// The kind the state machine tells messages apart by.
+    var kind: CoordinatorStateMachine.MessageKind {
+        switch self {
+        case .ready: .ready
+        case .heartbeat: .heartbeat
+        case .result: .result
+        case .failure: .failure
+        case .bye: .bye
+        case .task, .cancel: .coordinatorOnly
+        }
+    }
+}

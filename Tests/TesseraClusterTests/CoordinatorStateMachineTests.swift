@@ -1,0 +1,341 @@
+import Testing
+import TesseraCore
+@testable import TesseraCluster
+
+/// The coordinator's decisions, driven by events with no socket, store or process.
+struct CoordinatorStateMachineTests {
+    typealias Machine = CoordinatorStateMachine
+    typealias Ref = ClusterMessage.SegmentRef
+
+    static let jobA = "00000000-0000-0000-0000-00000000000a"
+    static let jobB = "00000000-0000-0000-0000-00000000000b"
+
+    static func ref(_ job: String, _ index: Int) -> Ref { Ref(jobID: job, index: index) }
+
+    /// A machine at time 0 with `workers` (id → slots) joined and `jobs` (id → segment count) loaded.
+    static func machine(workers: [String: Int] = [:], jobs: [String: Int] = [:], payloadBytes: Int = 1 << 20,
+                        _ edit: (inout Machine.Configuration) -> Void = { _ in }) -> Machine {
+        var configuration = Machine.Configuration()
+        edit(&configuration)
+        var machine = Machine(configuration, now: 0)
+        for (id, slots) in workers.sorted(by: { $0.key < $1.key }) {
+            _ = machine.workerReady(id, slots: slots, skipsEncode: false, working: [], now: 0)
+            machine.leasesKept(id, [:])
+        }
+        for (id, count) in jobs.sorted(by: { $0.key < $1.key }) {
+            machine.jobLoaded(id, segments: Set(0..<count), outstanding: Set(0..<count), payloadBytes: payloadBytes)
+        }
+        return machine
+    }
+
+    /// Leases what the machine asks for, one segment per slot in order, and sends every task.
+    static func dispatchAll(_ machine: inout Machine, job: String, next: inout Int, available: Int = .max, held: Int = 0) -> [Machine.LeaseAction] {
+        guard case .lease(let slots, _) = machine.dispatch(heldBytes: held) else { return [] }
+        var rows: [(worker: String, segment: Ref, attempts: Int)] = []
+        for worker in slots.prefix(available) {
+            rows.append((worker, ref(job, next), 0))
+            next += 1
+        }
+        let actions = machine.leased(rows, asked: slots.count)
+        for case .send(let worker, let segment, let attempt) in actions { machine.sent(segment, to: worker, attempt: attempt) }
+        return actions
+    }
+
+    // MARK: Dispatch
+
+    @Test func slotsInterleaveTheWorkers() {
+        var machine = Self.machine(workers: ["w1": 2, "w2": 3], jobs: [Self.jobA: 10])
+        let r1 = machine.dispatch(heldBytes: 0)
+        #expect(r1 == .lease(slots: ["w1", "w2", "w1", "w2", "w2"], jobs: [Self.jobA]))
+    }
+
+    @Test func noJobsMeansNoLeaseStatement() {
+        var machine = Self.machine(workers: ["w1": 2])
+        let r2 = machine.dispatch(heldBytes: 0)
+        #expect(r2 == .none)
+    }
+
+    @Test func sendWindowLimitsTheSlotsLeased() {
+        var machine = Self.machine(workers: ["w1": 4, "w2": 4], jobs: [Self.jobA: 20], payloadBytes: 4 << 20) { $0.sendWindowBytes = 16 << 20 }
+        // 6 MB held of 16: room for 2 payloads of 4 MB.
+        let r3 = machine.dispatch(heldBytes: 6 << 20)
+        #expect(r3 == .lease(slots: ["w1", "w2"], jobs: [Self.jobA]))
+        #expect(machine.windowFull)
+        #expect(machine.dispatchDue, "a full window looks again soon")
+        #expect(machine.receiveTimeout < 0.01)
+        // A full window leases nothing, but one payload always goes when it is not full.
+        let r4 = machine.dispatch(heldBytes: 16 << 20)
+        #expect(r4 == .none)
+        let r5 = machine.dispatch(heldBytes: 15 << 20)
+        #expect(r5 == .lease(slots: ["w1"], jobs: [Self.jobA]))
+    }
+
+    @Test func fullWorkersAreNotAskedFor() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 10])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        #expect(machine.peers["w1"]?.inFlight.count == 1 && machine.peers["w2"]?.inFlight.count == 1)
+        _ = machine.received(.heartbeat, from: "w1", now: 0.1)
+        let r6 = machine.dispatch(heldBytes: 0)
+        #expect(r6 == .none)
+        // A result frees the slot.
+        _ = machine.received(.result, from: "w2", now: 0.2)
+        machine.taskEnded(Self.ref(Self.jobA, 1), worker: "w2")
+        let r7 = machine.dispatch(heldBytes: 0)
+        #expect(r7 == .lease(slots: ["w2"], jobs: [Self.jobA]))
+    }
+
+    @Test func jobsInTheStatementAreEveryLoadedJob() {
+        var machine = Self.machine(workers: ["w1": 2], jobs: [Self.jobB: 3, Self.jobA: 3])
+        let r8 = machine.dispatch(heldBytes: 0)
+        #expect(r8 == .lease(slots: ["w1", "w1"], jobs: [Self.jobA, Self.jobB]))
+    }
+
+    // MARK: Nothing pending
+
+    @Test func nothingPendingAsksTheStoreNothingUntilSomethingPutsASegmentBack() {
+        var machine = Self.machine(workers: ["w1": 2, "w2": 2], jobs: [Self.jobA: 1])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next, available: 1)
+        #expect(machine.pending == .noneLeft)
+        // Heartbeats and results cannot put a segment back.
+        _ = machine.received(.heartbeat, from: "w2", now: 0.1)
+        let r9 = machine.dispatch(heldBytes: 0)
+        #expect(r9 == .none)
+        _ = machine.received(.result, from: "w1", now: 0.2)
+        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w1")
+        let r10 = machine.dispatch(heldBytes: 0)
+        #expect(r10 == .none)
+    }
+
+    @Test func everyEventThatCanPutASegmentBackRearmsTheLease() {
+        let rearmers: [(String, (inout Machine) -> Void)] = [
+            ("a failure message", { _ = $0.received(.failure, from: "w1", now: 1) }),
+            ("a bye", { _ = $0.received(.bye, from: "w1", now: 1); $0.workerLeft("w1") }),
+            ("a ready", { _ = $0.received(.ready, from: "w3", now: 1); _ = $0.workerReady("w3", slots: 1, skipsEncode: false, working: [], now: 1) }),
+            ("a refused result", { $0.handedBack() }),
+            ("foreign headers", { $0.incompatible("w2") }),
+            ("a silent worker", { _ = $0.tick(now: 100) }),
+            ("a reap", { $0.reaped() }),
+            ("a job loaded", { $0.jobLoaded(Self.jobB, segments: [0], outstanding: [0], payloadBytes: 1) }),
+            ("a job's thread reporting", { $0.backgroundEnded(Self.jobA) }),
+            ("a job dropped", { _ = $0.jobDropped(Self.jobB) }),
+            ("a store reconnect", { _ = $0.storeReconnected() }),
+            ("a sweep", { _ = $0.sweepDue(now: 10) }),
+            ("a task not sent", { $0.notSent() }),
+        ]
+        for (name, event) in rearmers {
+            var machine = Self.machine(workers: ["w1": 2, "w2": 2], jobs: [Self.jobA: 1])
+            var next = 0
+            _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next, available: 1)
+            #expect(machine.pending == .noneLeft, "\(name)")
+            event(&machine)
+            #expect(machine.pending == .unknown, "\(name) re-arms the lease statement")
+        }
+    }
+
+    @Test func aHandedBackLeaseKeepsThePendingStateUnknown() {
+        var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2])
+        guard case .lease(let slots, _) = machine.dispatch(heldBytes: 0) else { Issue.record("no lease"); return }
+        // A lease for a job not loaded here goes back, and may be leased again.
+        let actions = machine.leased([("w1", Self.ref(Self.jobB, 0), 0)], asked: slots.count)
+        #expect(actions == [.handBack(worker: "w1", Self.ref(Self.jobB, 0))])
+        #expect(machine.pending == .unknown)
+    }
+
+    // MARK: Workers
+
+    @Test func aSilentWorkersLeasesReturnAndOthersGetHeartbeats() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 4]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        _ = machine.received(.heartbeat, from: "w2", now: 3.5)
+        let duties = machine.tick(now: 3.5)
+        #expect(duties.silent == ["w1"])
+        #expect(duties.heartbeat == ["w2"])
+        #expect(!machine.isConnected("w1"))
+        let r11 = machine.tick(now: 3.6)
+        #expect(r11.heartbeat.isEmpty)
+        let r12 = machine.tick(now: 4.5)
+        #expect(r12.heartbeat == ["w2"], "one heartbeat per interval")
+    }
+
+    @Test func silenceIsJudgedOnlyAfterTheLiveness() {
+        var machine = Self.machine(workers: ["w1": 1]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
+        let r13 = machine.tick(now: 2.9)
+        #expect(r13.silent.isEmpty)
+        let r14 = machine.tick(now: 3.95)
+        #expect(r14.silent == ["w1"])
+    }
+
+    @Test func aReconnectingWorkerTakesOverItsIdentity() {
+        var machine = Self.machine(workers: ["w1": 2], jobs: [Self.jobA: 4])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        #expect(machine.peers["w1"]?.inFlight.count == 2)
+        // It comes back with one slot and one of its two tasks: the other's lease goes back.
+        let r15 = machine.received(.ready, from: "w1", now: 5)
+        #expect(r15, "a ready records the results before it first")
+        let working = machine.workerReady("w1", slots: 1, skipsEncode: false, working: [Self.ref(Self.jobA, 1)], now: 5)
+        #expect(working == [Self.ref(Self.jobA, 1)])
+        machine.leasesKept("w1", [Self.ref(Self.jobA, 1): 1])
+        #expect(machine.peers["w1"] == Machine.Peer(slots: 1, inFlight: [Self.ref(Self.jobA, 1): 1], lastHeard: 5))
+        let r16 = machine.dispatch(heldBytes: 0)
+        #expect(r16 == .none, "its one slot is taken")
+    }
+
+    @Test func slotsAreClamped() {
+        var machine = Self.machine()
+        _ = machine.workerReady("w1", slots: 1000, skipsEncode: false, working: [], now: 0)
+        _ = machine.workerReady("w2", slots: 0, skipsEncode: false, working: [], now: 0)
+        #expect(machine.peers["w1"]?.slots == 64 && machine.peers["w2"]?.slots == 1)
+    }
+
+    @Test func foreignHeadersEndAWorkersWork() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 10])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        _ = machine.received(.result, from: "w1", now: 1)
+        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w1")
+        _ = machine.received(.result, from: "w2", now: 1)
+        machine.taskEnded(Self.ref(Self.jobA, 1), worker: "w2")
+        machine.incompatible("w1")
+        let r17 = machine.dispatch(heldBytes: 0)
+        #expect(r17 == .lease(slots: ["w2"], jobs: [Self.jobA]))
+    }
+
+    @Test func benchmarkWorkersGetWorkOnlyFromABenchmarkCoordinator() {
+        var plain = Self.machine(jobs: [Self.jobA: 4])
+        _ = plain.workerReady("b1", slots: 2, skipsEncode: true, working: [], now: 0)
+        let r18 = plain.dispatch(heldBytes: 0)
+        #expect(r18 == .none)
+        var bench = Self.machine(jobs: [Self.jobA: 4]) { $0.benchmark = true }
+        _ = bench.workerReady("b1", slots: 2, skipsEncode: true, working: [], now: 0)
+        let r19 = bench.dispatch(heldBytes: 0)
+        #expect(r19 == .lease(slots: ["b1", "b1"], jobs: [Self.jobA]))
+    }
+
+    @Test func leasesAreRenewedAQuarterLeaseAtATimeWhileHeld() {
+        var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2]) { $0.leaseSeconds = 40 }
+        #expect(!machine.renewalDue("w1", now: 100), "nothing held, nothing to renew")
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        #expect(machine.renewalDue("w1", now: 1))
+        machine.leasesRenewed("w1", now: 1)
+        #expect(!machine.renewalDue("w1", now: 10.9))
+        #expect(machine.renewalDue("w1", now: 11))
+    }
+
+    // MARK: Results
+
+    @Test func aLateDuplicateLeavesTheHoldersTaskAlone() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 2])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        _ = machine.sweepDue(now: 0)
+        // w2 sends a result for w1's segment (a late duplicate of an earlier lease).
+        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w2")
+        #expect(machine.peers["w1"]?.inFlight[Self.ref(Self.jobA, 0)] == 1)
+        #expect(machine.peers["w2"]?.inFlight[Self.ref(Self.jobA, 1)] == 1)
+        // Recording a segment twice counts it once; the job's last segment asks for a sweep.
+        machine.recorded(Self.ref(Self.jobA, 0))
+        machine.recorded(Self.ref(Self.jobA, 0))
+        #expect(machine.jobs[Self.jobA]?.outstanding == [1])
+        let r101 = machine.sweepDue(now: 1)
+
+        #expect(!r101, "not yet: the safety-net sweep is 5 s away")
+        machine.recorded(Self.ref(Self.jobA, 1))
+        let r20 = machine.sweepDue(now: 1.1)
+        #expect(r20)
+    }
+
+    @Test func resultsOfAJobNotLoadedAreIgnored() {
+        var machine = Self.machine(jobs: [Self.jobA: 2])
+        machine.recorded(Self.ref(Self.jobB, 0))
+        #expect(machine.jobs[Self.jobB] == nil)
+        #expect(machine.jobs[Self.jobA]?.outstanding == [0, 1])
+    }
+
+    // MARK: Jobs
+
+    @Test func droppingAJobCancelsItsTasksAndFreesTheirSlots() {
+        var machine = Self.machine(workers: ["w1": 2, "w2": 1], jobs: [Self.jobA: 2, Self.jobB: 2])
+        machine.sent(Self.ref(Self.jobA, 0), to: "w1", attempt: 1)
+        machine.sent(Self.ref(Self.jobB, 0), to: "w1", attempt: 1)
+        machine.sent(Self.ref(Self.jobA, 1), to: "w2", attempt: 1)
+        let r21 = machine.jobDropped(Self.jobA)
+        #expect(r21 == ["w1", "w2"])
+        #expect(machine.peers["w1"]?.inFlight == [Self.ref(Self.jobB, 0): 1])
+        #expect(machine.peers["w2"]?.inFlight.isEmpty == true)
+        #expect(machine.jobs[Self.jobA] == nil)
+        let r22 = machine.dispatch(heldBytes: 0)
+        #expect(r22 == .lease(slots: ["w1", "w2"], jobs: [Self.jobB]))
+    }
+
+    @Test func aLeaseOfADroppedJobGoesBack() {
+        var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2])
+        guard case .lease = machine.dispatch(heldBytes: 0) else { Issue.record("no lease"); return }
+        _ = machine.jobDropped(Self.jobA)
+        let r23 = machine.leased([("w1", Self.ref(Self.jobA, 0), 0)], asked: 1)
+        #expect(r23 == [.handBack(worker: "w1", Self.ref(Self.jobA, 0))])
+    }
+
+    @Test func aJobBeingPreparedIsNotLoadedTwiceNorStitched() {
+        var machine = Self.machine()
+        #expect(machine.needsLoading(Self.jobA))
+        machine.backgroundStarted(Self.jobA)
+        #expect(!machine.needsLoading(Self.jobA))
+        machine.backgroundEnded(Self.jobA)
+        machine.jobLoaded(Self.jobA, segments: [0], outstanding: [0], payloadBytes: 10)
+        #expect(!machine.needsLoading(Self.jobA) && machine.mayStitch(Self.jobA))
+        machine.backgroundStarted(Self.jobA)
+        #expect(!machine.mayStitch(Self.jobA), "stitching already")
+    }
+
+    @Test func notificationsOfOurEncodingJobsNeedNoSweep() {
+        var machine = Self.machine(jobs: [Self.jobA: 2])
+        _ = machine.sweepDue(now: 0)
+        machine.notified(Self.jobA, state: .encoding)
+        let r102 = machine.sweepDue(now: 1)
+
+        #expect(!r102)
+        machine.notified(Self.jobB, state: .queued)
+        let r24 = machine.sweepDue(now: 1.01)
+        #expect(r24)
+        // At most every 50 ms when asked.
+        machine.notified(Self.jobA, state: .canceled)
+        let r103 = machine.sweepDue(now: 1.03)
+
+        #expect(!r103)
+        let r25 = machine.sweepDue(now: 1.07)
+        #expect(r25)
+        let r104 = machine.sweepDue(now: 2)
+
+        #expect(!r104, "the safety net waits 5 s")
+        let r26 = machine.sweepDue(now: 6.07)
+        #expect(r26)
+    }
+
+    @Test func aStoreReconnectReconcilesEveryWorkerAndSweeps() {
+        var machine = Self.machine(workers: ["w1": 2, "w2": 1], jobs: [Self.jobA: 5])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        _ = machine.sweepDue(now: 0)
+        let working = machine.storeReconnected()
+        #expect(working == ["w1": [Self.ref(Self.jobA, 0), Self.ref(Self.jobA, 2)], "w2": [Self.ref(Self.jobA, 1)]])
+        #expect(machine.pending == .unknown)
+        let r27 = machine.sweepDue(now: 0.06)
+        #expect(r27, "what was notified meanwhile is lost")
+    }
+
+    @Test func reapsComeEveryFewSecondsAndAbsentHoldersAfterAGracePeriod() {
+        var machine = Self.machine { $0.heartbeatInterval = 1; $0.liveness = 3; $0.leaseSeconds = 600 }
+        let first = machine.tick(now: 0)
+        #expect(first.reap && !first.absentHolders, "workers have not had time to come back")
+        #expect(!machine.tick(now: 1).reap)
+        let r28 = machine.tick(now: 5)
+        #expect(r28.reap)
+        let later = machine.tick(now: 39)
+        #expect(later.reap && later.absentHolders)
+    }
+}
