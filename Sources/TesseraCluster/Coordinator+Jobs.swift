@@ -82,10 +82,10 @@ extension Coordinator {
             let audio = try Stopwatch.time(&timings.audio) { () throws(TesseraError) in try AudioTranscoder.run(plan) }
             _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
                 guard let record = records[k], let bytes = Self.spooled(record) else {
-                    throw TesseraError(.stitch, "segment \(k)", "spooled result missing or damaged")
+                    throw TesseraError(.stitch, segment: k, "spooled result missing or damaged")
                 }
                 do { return try EncodedSegment(serialized: bytes) } catch {
-                    throw TesseraError(.stitch, "segment \(k)", String(describing: error))
+                    throw TesseraError(.stitch, segment: k, String(describing: error))
                 }
             }, audio: audio, to: temporary) }
             _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
@@ -94,8 +94,7 @@ extension Coordinator {
         } catch {
             record()
             try? FileManager.default.removeItem(atPath: temporary)
-            if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)),
-               (try? store.job(id).state) == .stitching {
+            if error.kind == .stitch, let k = error.segment, (try? store.job(id).state) == .stitching {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)

@@ -160,7 +160,7 @@ final class ResultSpooler: @unchecked Sendable {
             var failure: (any Error)?
             do {
                 outcomes = try handle(batch.filter { !ended.contains($0.header.segment.jobID) })
-            } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+            } catch let error as StoreError where error.isConnectionFailure {
                 failure = error
             } catch {
                 logger.warning("recording results failed", metadata: ["error": "\(error)"])

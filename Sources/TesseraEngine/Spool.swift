@@ -33,12 +33,12 @@ final class Spool: Sendable {
     func load(_ index: Int) throws(TesseraError) -> EncodedSegment {
         let path = url(index)
         guard let data = FileManager.default.contents(atPath: path.path) else {
-            throw TesseraError(.stitch, "segment \(index)", "missing from the spool")
+            throw TesseraError(.stitch, segment: index, "missing from the spool")
         }
         do {
             return try EncodedSegment(serialized: [UInt8](data))
         } catch {
-            throw TesseraError(.stitch, "segment \(index)", error.description)
+            throw TesseraError(.stitch, segment: index, error.description)
         }
     }
 

@@ -18,9 +18,9 @@ public final class JobStore {
             db = try PGConnection(conninfo: url, reconnectTimeout: reconnectTimeout)
         } catch {
             switch error.kind {
-            case .malformedURL: throw StoreError("malformed database URL: \(error.message)")
-            case .connection: throw StoreError("cannot connect to the database: \(error.message)", sqlState: error.sqlState)
-            default: throw StoreError(error.description, sqlState: error.sqlState)
+            case .malformedURL: throw StoreError("malformed database URL: \(error.message)", kind: error.kind)
+            case .connection: throw StoreError("cannot connect to the database: \(error.message)", kind: error.kind, sqlState: error.sqlState)
+            default: throw StoreError(error.description, kind: error.kind, sqlState: error.sqlState)
             }
         }
         if migrate { try Migrator.migrate(db) }
