@@ -300,12 +300,6 @@ public final class JobStore {
         return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
 
-    /// Records a finished segment. False (and nothing changes) when the worker no longer holds the lease:
-    /// a late duplicate.
-    public func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
-        try complete([Completion(jobID: jobID, index: index, worker: worker, result: result)]).contains(0)
-    }
-
     /// A finished segment to record with `complete(_:)`.
     public struct Completion: Sendable {
         public var jobID: String
