@@ -30,9 +30,6 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { "\(message) (\(call), code \(code))" }
-
-    public var isEndOfFile: Bool { code == tessera_averror_eof() }
-    public var isAgain: Bool { code == tessera_averror_eagain() }
 }
 
 /// Every FFmpeg call goes through here: a negative return becomes an `FFmpegError`.

@@ -30,8 +30,4 @@ public struct PGError: Error, CustomStringConvertible, Sendable {
         let state = sqlState.map { " [\($0)]" } ?? ""
         return "\(operation): \(message)\(state)".split(whereSeparator: \.isNewline).joined(separator: " ")
     }
-
-    /// The server refused the statement because of a serialization failure or deadlock: safe to retry.
-    public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
 }
-

@@ -43,7 +43,7 @@ extension Coordinator {
                 }
                 if !recorded.isEmpty { plan.cuts.segments = recorded }
                 for segment in try store.segments(id) where segment.state == .done {
-                    if Self.spoolIntact(segment) { done.insert(segment.index) } else {
+                    if segment.spooled.map(ResultSpool.intact) == true { done.insert(segment.index) } else {
                         try store.redo(id, segment.index, reason: "spooled result missing or damaged")
                     }
                 }
@@ -52,20 +52,6 @@ extension Coordinator {
         } catch let error as TesseraError {
             events.withValue { $0.append(.failed(id, error.description)) }
         }
-    }
-
-    /// The spooled bytes of a done segment, read once; nil when missing or not the result the store
-    /// recorded. Only the checksum the file carries is compared here: decoding it checks the bytes.
-    static func spooled(_ segment: SegmentRecord) -> [UInt8]? {
-        guard let path = segment.resultPath, let checksum = segment.checksum, let size = segment.sizeBytes,
-              let bytes = SpoolLog.read(path, offset: segment.resultOffset, count: Int(size)) else { return nil }
-        return Blob.storedChecksum(bytes).map(PayloadChecksum.hex) == checksum ? bytes : nil
-    }
-
-    /// Whether a done segment's spooled result is there, is the one recorded, and is intact.
-    static func spoolIntact(_ segment: SegmentRecord) -> Bool {
-        guard let bytes = spooled(segment) else { return false }
-        return (try? EncodedSegment.checkedHeader(bytes)) != nil
     }
 
     /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.
@@ -80,22 +66,17 @@ extension Coordinator {
         }
         do throws(TesseraError) {
             let audio = try Stopwatch.time(&timings.audio) { () throws(TesseraError) in try AudioTranscoder.run(plan) }
-            _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
-                guard let record = records[k], let bytes = Self.spooled(record) else {
-                    throw TesseraError(.stitch, "segment \(k)", "spooled result missing or damaged")
-                }
-                do { return try EncodedSegment(serialized: bytes) } catch {
-                    throw TesseraError(.stitch, "segment \(k)", String(describing: error))
-                }
-            }, audio: audio, to: temporary) }
+            _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
+                try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in try ResultSpool.load(records[k]?.spooled, segment: k) },
+                                    audio: audio, to: temporary)
+            }
             _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
                 try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
             }
         } catch {
             record()
             try? FileManager.default.removeItem(atPath: temporary)
-            if error.kind == .stitch, error.subject.hasPrefix("segment "), let k = Int(error.subject.dropFirst(8)),
-               (try? store.job(id).state) == .stitching {
+            if error.kind == .stitch, let k = error.segment, (try? store.job(id).state) == .stitching {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
@@ -127,5 +108,13 @@ extension Coordinator {
         }
         logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
         events.withValue { $0.append(.stitched(id)) }
+    }
+}
+
+extension SegmentRecord {
+    /// Where its result lies in the spool, as recorded; nil when none is.
+    var spooled: ResultSpool.Entry? {
+        guard let path = resultPath, let checksum, let sizeBytes else { return nil }
+        return ResultSpool.Entry(path: path, offset: resultOffset, size: Int(sizeBytes), checksum: checksum)
     }
 }

@@ -10,12 +10,13 @@ import ZMQKit
 /// page cache, decoding its header and recording it cost more than the rest of a segment's handling.
 ///
 /// Results queue here in the order they arrived and are handled in batches: each is checked (checksum,
-/// segment, the job's SPS/PPS) and appended to its job's spool file (`SpoolLog`), then the batch is
-/// recorded in one statement (a segment the store calls done always has its result on disk). A malformed result or one with other headers hands its lease back with an
-/// error. The loop reads what came of them with `takeOutcomes()`, and calls `drain()` before anything
-/// that may hand a worker's leases back, so that the results it already received are recorded first.
+/// segment, the job's SPS/PPS) and appended to its job's `ResultSpool`, then the batch is recorded in
+/// one statement (a segment the store calls done always has its result on disk). A malformed result or
+/// one with other headers hands its lease back with an error. The loop reads what came of them with
+/// `takeOutcomes()`, and calls `drain()` before anything that may hand a worker's leases back, so that
+/// the results it already received are recorded first.
 final class ResultSpooler: @unchecked Sendable {
-    // `state` is guarded by `condition`; `store`, `referenceHeaders` and `logs` belong to the spooler's
+    // `state` is guarded by `condition`; `store`, `referenceHeaders` and `spools` belong to the spooler's
     // thread.
 
     struct Item {
@@ -42,7 +43,7 @@ final class ResultSpooler: @unchecked Sendable {
         var outcomes: [Outcome] = []
         /// Jobs that ended here: their late results are dropped, not spooled.
         var ended: Set<String> = []
-        /// Jobs whose spool file and headers the thread is to forget.
+        /// Jobs whose spool and headers the thread is to forget.
         var forgotten: [String] = []
         /// Why the spooler stopped: its store stayed unreachable.
         var failure: (any Error)?
@@ -53,6 +54,7 @@ final class ResultSpooler: @unchecked Sendable {
     static let queueLimit = 64
     static let queueBytesLimit = 256 << 20
 
+    /// The directory that holds every job's spool.
     let spool: URL
     let logger: Logger
     let timings: Locked<PhaseTimings>
@@ -61,11 +63,8 @@ final class ResultSpooler: @unchecked Sendable {
     var state = State()
     let finished = DispatchGroup()
     var referenceHeaders: [String: String] = [:]
-    /// Each job's spool file, open for appending.
-    var logs: [String: SpoolLog] = [:]
-
-    /// A job's spool file, in its spool directory.
-    static let logName = "segments.tres"
+    /// Each job's spool, open for appending.
+    var spools: [String: ResultSpool] = [:]
 
     /// Connects to the store (a session set up as the loop's: `Coordinator.prepareLoopSession`) and starts
     /// the thread.
@@ -120,7 +119,7 @@ final class ResultSpooler: @unchecked Sendable {
     }
 
     /// The job ended: the results of it already queued are handled, its later ones are dropped, and its
-    /// spool file is closed; then its spool directory may go.
+    /// spool file is closed; then its spool may be removed (`ResultSpool.remove`).
     func end(_ job: String) {
         try? drain()
         locked {
@@ -143,7 +142,7 @@ final class ResultSpooler: @unchecked Sendable {
                 if state.items.isEmpty && state.forgotten.isEmpty { return nil }
                 for job in state.forgotten {
                     referenceHeaders[job] = nil
-                    logs[job] = nil
+                    spools[job] = nil
                 }
                 defer {
                     state.forgotten.removeAll()
@@ -160,7 +159,7 @@ final class ResultSpooler: @unchecked Sendable {
             var failure: (any Error)?
             do {
                 outcomes = try handle(batch.filter { !ended.contains($0.header.segment.jobID) })
-            } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+            } catch let error as StoreError where error.isConnectionFailure {
                 failure = error
             } catch {
                 logger.warning("recording results failed", metadata: ["error": "\(error)"])
@@ -244,17 +243,15 @@ final class ResultSpooler: @unchecked Sendable {
             outcomes.append(.incompatible(worker: worker))
             return nil
         }
-        let log: SpoolLog
-        if let open = logs[ref.jobID] {
-            log = open
+        let jobSpool: ResultSpool
+        if let open = spools[ref.jobID] {
+            jobSpool = open
         } else {
-            let directory = spool.appendingPathComponent(ref.jobID)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            log = try SpoolLog(path: directory.appendingPathComponent(Self.logName).path)
-            logs[ref.jobID] = log
+            jobSpool = try ResultSpool(root: spool, job: ref.jobID)
+            spools[ref.jobID] = jobSpool
         }
-        let offset = try payload.withUnsafeBytes { (bytes) throws(SpoolFile.Failure) in try log.append(bytes) }
-        let result = SegmentResult(path: log.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
+        let offset = try payload.withUnsafeBytes { (bytes) throws(FileError) in try jobSpool.append(bytes) }
+        let result = SegmentResult(path: jobSpool.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
                                    encodeSeconds: encoded.encodeSeconds)
         return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, result: result)
     }

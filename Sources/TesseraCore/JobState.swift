@@ -39,11 +39,3 @@ public enum SegmentState: String, Codable, Sendable, CaseIterable {
 
     public func canMove(to state: SegmentState) -> Bool { next.contains(state) }
 }
-
-public struct TransitionError: Error, CustomStringConvertible, Equatable {
-    public let what: String
-    public let from: String
-    public let to: String
-
-    public var description: String { "\(what) cannot go from \(from) to \(to)" }
-}

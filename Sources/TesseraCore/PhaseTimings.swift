@@ -45,12 +45,6 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var resultBytes: Int64 = 0
 
     public init() {}
-
-    /// Every phase but encoding, summed.
-    public var overhead: Double {
-        startup + cliProbeAndPlan + probeAndPlan + sceneAnalysis + payloadPacking + dispatch + results + bookkeeping + audio + stitch
-            + verification + database + shutdown
-    }
 }
 
 /// A monotonic clock in seconds, and a way to add a body's duration to a total.

@@ -59,7 +59,7 @@ final class DirectPackets {
     /// The payload blob of `packets`, read in place; nil when the file changed or a read fell short.
     func payload(header: [UInt8], packets: ArraySlice<PacketInfo>, dataBytes: Int) -> [UInt8]? {
         guard FileStamp(path) == stamp else { return nil }
-        return Blob.encode(magic: SegmentTask.magic, header: header, packets: packets.count, dataBytes: dataBytes) { put in
+        return SegmentTask.write(header: header, packets: packets.count, dataBytes: dataBytes) { put in
             for p in packets {
                 guard let position = p.position else { return false }
                 put(p.pts, p.dts, p.duration, p.mediaFlags, p.size) { readFully(fd, into: $0, at: position) }

@@ -39,8 +39,9 @@ public struct LocalTranscoder: Sendable {
             "job.structure": "\(plan.cuts.structure.rawValue)", "job.preroll": "\(plan.cuts.totalPreRollPackets)",
         ])
 
-        let spool = try Spool(near: output)
+        let spool = try Self.spool(near: output)
         defer { spool.remove() }
+        let spooled = Locked<[Int: ResultSpool.Entry]>([:])
 
         // One part failing stops the others; the caller's own flag is only read.
         let stop = CancellationFlag()
@@ -58,7 +59,7 @@ public struct LocalTranscoder: Sendable {
         }
 
         let encoded = Result { () throws(TesseraError) in
-            try encodeSegments(plan, workers: max(1, options.workers), spool: spool, halted: halted)
+            try encodeSegments(plan, workers: max(1, options.workers), spool: spool, spooled: spooled, halted: halted)
         }
         if case .failure = encoded { stop.cancel() }
         audioDone.wait()
@@ -78,7 +79,7 @@ public struct LocalTranscoder: Sendable {
         do {
             let stitch = try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in
                 try cancellation.check()
-                return try spool.load(k)
+                return try ResultSpool.load(spooled.withValue { $0[k] }, segment: k)
             }, audio: audio, to: temporary)
             try cancellation.check()
             progress(TranscodeProgress(phase: .verifying, segmentsDone: plan.cuts.segments.count, segmentsTotal: plan.cuts.segments.count,
@@ -104,8 +105,20 @@ public struct LocalTranscoder: Sendable {
         var error: TesseraError?
     }
 
-    /// Reads segments on demand on this thread and encodes them on `workers` threads; results go to the spool.
-    func encodeSegments(_ plan: JobPlan, workers: Int, spool: Spool, halted: @escaping @Sendable () -> Bool) throws(TesseraError) -> EncodeStats {
+    /// A private spool beside the output (same file system, room for large jobs).
+    static func spool(near output: String) throws(TesseraError) -> ResultSpool {
+        let url = URL(fileURLWithPath: output)
+        let directory = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tessera-spool-\(UUID().uuidString.prefix(8))")
+        do { return try ResultSpool(directory: directory) } catch {
+            throw .output(directory.path, "cannot create the spool (\(error))")
+        }
+    }
+
+    /// Reads segments on demand on this thread and encodes them on `workers` threads; results go to the
+    /// spool, where each lies in `spooled`.
+    func encodeSegments(_ plan: JobPlan, workers: Int, spool: ResultSpool, spooled: Locked<[Int: ResultSpool.Entry]>,
+                        halted: @escaping @Sendable () -> Bool) throws(TesseraError) -> EncodeStats {
         let queue = WorkQueue<SegmentTask>(capacity: workers)
         let state = Locked(EncodeStats())
         let total = plan.cuts.segments.count
@@ -120,7 +133,12 @@ public struct LocalTranscoder: Sendable {
                 while let task = queue.pop() {
                     do throws(TesseraError) {
                         let result = try SegmentEncoder.encode(task, cancelled: failed)
-                        try spool.store(result)
+                        do {
+                            let entry = try spool.append(result)
+                            spooled.withValue { $0[result.header.index] = entry }
+                        } catch {
+                            throw TesseraError.output(spool.path, "cannot spool segment \(result.header.index) (\(error))")
+                        }
                         let snapshot = state.withValue { s -> TranscodeProgress in
                             s.encodeSeconds += result.header.encodeSeconds
                             s.decodedFrames += result.header.decodedFrames

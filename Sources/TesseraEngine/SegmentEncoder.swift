@@ -50,7 +50,6 @@ public enum SegmentEncoder {
         let header = task.header
         let segment = header.segment
         let started = Date()
-        let where_ = "segment \(segment.index)"
         do {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
@@ -96,7 +95,7 @@ public enum SegmentEncoder {
             func fillTicks(until: Int64) throws {
                 let limit = min(ticks.upperBound, header.timeBase.rescaleUp(until, to: output.timeBase))
                 guard nextTick < limit else { return }
-                guard let held else { throw TesseraError(.segment, where_, "no frame to show at tick \(nextTick)") }
+                guard let held else { throw TesseraError(.segment, segment: segment.index, "no frame to show at tick \(nextTick)") }
                 while nextTick < limit {
                     try send(held, pts: nextTick)
                     nextTick += 1
@@ -116,7 +115,7 @@ public enum SegmentEncoder {
                             continue
                         }
                         guard pts > lastPTS else {
-                            throw TesseraError(.segment, where_, "decoder returned pts \(pts) after \(lastPTS)")
+                            throw TesseraError(.segment, segment: segment.index, "decoder returned pts \(pts) after \(lastPTS)")
                         }
                         lastPTS = pts
                         kept += 1
@@ -134,7 +133,7 @@ public enum SegmentEncoder {
                 } catch let error as TesseraError {
                     throw error
                 } catch {
-                    throw TesseraError(.segment, where_, "\(error)")
+                    throw TesseraError(.segment, segment: segment.index, "\(error)")
                 }
             }
 
@@ -161,13 +160,13 @@ public enum SegmentEncoder {
             try drainEncoder()
 
             guard kept == segment.frameCount else {
-                throw TesseraError(.segment, where_, "decoded \(kept) frames in its range, the plan has \(segment.frameCount) (source damaged?)")
+                throw TesseraError(.segment, segment: segment.index, "decoded \(kept) frames in its range, the plan has \(segment.frameCount) (source damaged?)")
             }
             if resamples, sent != ticks.count {
-                throw TesseraError(.segment, where_, "sent \(sent) frames for the \(ticks.count) ticks of its span")
+                throw TesseraError(.segment, segment: segment.index, "sent \(sent) frames for the \(ticks.count) ticks of its span")
             }
             guard out.count == sent else {
-                throw TesseraError(.segment, where_, "encoder returned \(out.count) packets for \(sent) frames")
+                throw TesseraError(.segment, segment: segment.index, "encoder returned \(out.count) packets for \(sent) frames")
             }
             assignDurations(&out, endPTS: ticks.upperBound)
             return EncodedSegment(jobID: header.jobID, index: segment.index, timeBase: output.timeBase,
@@ -176,7 +175,7 @@ public enum SegmentEncoder {
         } catch let error as TesseraError {
             throw error
         } catch {
-            throw TesseraError(.segment, where_, "\(error)")
+            throw TesseraError(.segment, segment: segment.index, "\(error)")
         }
     }
 

@@ -55,8 +55,10 @@ public final class SegmentReader {
         let dataBytes = shipped.reduce(0) { $0 + $1.size }
         if let direct, let bytes = direct.payload(header: header, packets: shipped, dataBytes: dataBytes) { return bytes }
         return try read(segment) { () throws -> [UInt8]? in
-            try Blob.encode(magic: SegmentTask.magic, header: header, packets: shipped.count, dataBytes: dataBytes) { put in
-                try readSegment(segment, through: last) { p in p.withData { put(p.pts, p.dts, p.duration, p.mediaFlags, $0) } }
+            try SegmentTask.write(header: header, packets: shipped.count, dataBytes: dataBytes) { put in
+                try readSegment(segment, through: last) { p in
+                    p.withData { data in put(p.pts, p.dts, p.duration, p.mediaFlags, data.count) { $0.copyMemory(from: data); return true } }
+                }
             }
         }
     }

@@ -18,7 +18,7 @@ public enum Stitcher {
         let count = plan.cuts.segments.count
         let first = try loadSegment(0)
         let reference = first.header.extradata
-        guard !reference.isEmpty else { throw TesseraError(.stitch, "segment 0", "encoder returned no SPS/PPS") }
+        guard !reference.isEmpty else { throw TesseraError(.stitch, segment: 0, "encoder returned no SPS/PPS") }
 
         let videoTB = plan.output.timeBase
         let firstPTS = plan.outputSpan.lowerBound
@@ -80,17 +80,17 @@ public enum Stitcher {
             for k in 0..<count {
                 let segment = k == 0 ? first : try loadSegment(k)
                 guard segment.header.index == k else {
-                    throw TesseraError(.stitch, "segment \(k)", "spool holds segment \(segment.header.index) in its place")
+                    throw TesseraError(.stitch, segment: k, "spool holds segment \(segment.header.index) in its place")
                 }
                 guard segment.header.extradata == reference else {
-                    throw TesseraError(.stitch, "segment \(k)",
+                    throw TesseraError(.stitch, segment: k,
                                        "SPS/PPS differ from segment 0 (\(segment.header.extradata.count) vs \(reference.count) bytes): encoded with other settings or another libx264 build")
                 }
                 guard segment.header.frameCount == plan.outputFrames(k) else {
-                    throw TesseraError(.stitch, "segment \(k)", "has \(segment.header.frameCount) frames, the plan has \(plan.outputFrames(k))")
+                    throw TesseraError(.stitch, segment: k, "has \(segment.header.frameCount) frames, the plan has \(plan.outputFrames(k))")
                 }
                 for var media in segment.packets {
-                    guard let pts = media.pts else { throw TesseraError(.stitch, "segment \(k)", "packet without pts") }
+                    guard let pts = media.pts else { throw TesseraError(.stitch, segment: k, "packet without pts") }
                     media.pts = pts - videoOrigin
                     var dts = (media.dts ?? pts) - videoOrigin
                     // x264 derives each segment's first dts from its own B-frame delay; keep dts rising across joins.
@@ -99,7 +99,7 @@ public enum Stitcher {
                         report.dtsAdjusted += 1
                     }
                     guard dts <= media.pts! else {
-                        throw TesseraError(.stitch, "segment \(k)", "cannot order decode timestamps at the join (dts \(dts) > pts \(media.pts!))")
+                        throw TesseraError(.stitch, segment: k, "cannot order decode timestamps at the join (dts \(dts) > pts \(media.pts!))")
                     }
                     media.dts = dts
                     lastDTS = dts

@@ -140,7 +140,7 @@ public struct EmbeddedPostgres: Sendable {
                 }
             }
         } catch {
-            throw StoreError("cannot create the \(Self.database) database: \(error.message)")
+            throw StoreError(error, "cannot create the \(Self.database) database")
         }
     }
 

@@ -18,9 +18,9 @@ public final class JobStore {
             db = try PGConnection(conninfo: url, reconnectTimeout: reconnectTimeout)
         } catch {
             switch error.kind {
-            case .malformedURL: throw StoreError("malformed database URL: \(error.message)")
-            case .connection: throw StoreError("cannot connect to the database: \(error.message)", sqlState: error.sqlState)
-            default: throw StoreError(error.description, sqlState: error.sqlState)
+            case .malformedURL: throw StoreError("malformed database URL: \(error.message)", kind: error.kind)
+            case .connection: throw StoreError("cannot connect to the database: \(error.message)", kind: error.kind, sqlState: error.sqlState)
+            default: throw StoreError(error.description, kind: error.kind, sqlState: error.sqlState)
             }
         }
         if migrate { try Migrator.migrate(db) }
@@ -298,12 +298,6 @@ public final class JobStore {
             RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
             """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit)])
         return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
-    }
-
-    /// Records a finished segment. False (and nothing changes) when the worker no longer holds the lease:
-    /// a late duplicate.
-    public func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
-        try complete([Completion(jobID: jobID, index: index, worker: worker, result: result)]).contains(0)
     }
 
     /// A finished segment to record with `complete(_:)`.

@@ -13,11 +13,6 @@ public struct ZMQError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { "\(call): \(message) (errno \(code))" }
-
-    /// Nothing to receive (or no room to send) before the timeout.
-    public var isTimeout: Bool { code == EAGAIN }
-    /// The context was terminated: shut down.
-    public var isTerminated: Bool { code == ETERM }
 }
 
 @inline(__always)

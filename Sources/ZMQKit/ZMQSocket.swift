@@ -41,10 +41,6 @@ public final class ZMQSocket {
     /// Frames larger than this are refused by the socket (ZMQ_MAXMSGSIZE); the peer is disconnected.
     public func setMaximumMessageSize(_ bytes: Int64) throws(ZMQError) { try setOption(ZMQ_MAXMSGSIZE, bytes) }
 
-    /// Messages libzmq reads ahead from a connection before the application takes them (ZMQ_RCVHWM);
-    /// beyond it, it stops reading and the sender's side holds them.
-    public func setReceiveHighWaterMark(_ messages: Int32) throws(ZMQError) { try setOption(ZMQ_RCVHWM, messages) }
-
     /// ZMTP heartbeats: a PING every `interval` seconds, and the connection is closed (what was queued
     /// for it freed) when nothing came from the peer for `timeout` seconds.
     public func setHeartbeat(interval: Double, timeout: Double) throws(ZMQError) {

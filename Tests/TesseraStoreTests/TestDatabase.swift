@@ -47,6 +47,12 @@ enum TestDatabase {
 }
 
 extension JobStore {
+    /// Records one finished segment. False (and nothing changes) when the worker no longer holds the
+    /// lease: a late duplicate.
+    func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
+        try complete([Completion(jobID: jobID, index: index, worker: worker, result: result)]).contains(0)
+    }
+
     /// A job already planned into `count` segments of 10 frames each (queued → planning → encoding).
     func plannedJob(segments count: Int, coordinator: String = "test") throws -> String {
         let id = try submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec())

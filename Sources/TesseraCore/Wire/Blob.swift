@@ -12,43 +12,16 @@ public enum Blob {
     /// Bytes of a packet record before its data.
     static let recordHead = 8 + 8 + 8 + 4 + 4
 
-    /// Writes the blob in one allocation, the checksum computed over the written bytes.
-    public static func encode(magic: String, header: [UInt8], packets: [MediaPacket]) -> [UInt8] {
-        let dataBytes = packets.reduce(0) { $0 + $1.data.count }
-        return encode(magic: magic, header: header, packets: packets.count, dataBytes: dataBytes) { put in
-            for p in packets { p.data.withUnsafeBytes { put(p.pts, p.dts, p.duration, p.flags, $0) } }
-            return true
-        }!
-    }
+    /// A packet record whose `count` bytes `write` puts in place, straight into the blob (copied from a
+    /// buffer, or read from a file into it); false from `write` fails the blob.
+    public typealias PutRecord = (_ pts: Int64?, _ dts: Int64?, _ duration: Int64, _ flags: UInt32, _ count: Int,
+                                  _ write: (UnsafeMutableRawBufferPointer) -> Bool) -> Void
 
-    /// A packet record's fields and bytes, as `encode`'s `fill` hands them over.
-    public typealias PutRecord = (_ pts: Int64?, _ dts: Int64?, _ duration: Int64, _ flags: UInt32, _ data: UnsafeRawBufferPointer) -> Void
-
-    /// Writes a blob whose packets come one at a time, straight from wherever their bytes are (a
-    /// demuxer's buffer), into one allocation: `packets` records holding `dataBytes` bytes in all.
-    /// Nil when `fill` returns false, or puts other than that many records and bytes.
+    /// Writes a blob into one allocation: `packets` records holding `dataBytes` bytes in all, which `fill`
+    /// puts one at a time, the checksum taken over the written bytes. Nil when `fill` returns false, or
+    /// puts other than that many records and bytes. Payloads are written through `BlobPayload.write`.
     public static func encode(magic: String, header: [UInt8], packets: Int, dataBytes: Int,
-                              fill: (PutRecord) throws -> Bool) rethrows -> [UInt8]? {
-        try encode(magic: magic, header: header, packets: packets, dataBytes: dataBytes) { (putInPlace: PutRecordInPlace) in
-            try withoutActuallyEscaping(putInPlace) { putInPlace in
-                try fill { pts, dts, duration, flags, data in
-                    putInPlace(pts, dts, duration, flags, data.count) { place in
-                        place.copyMemory(from: data)
-                        return true
-                    }
-                }
-            }
-        }
-    }
-
-    /// A packet record whose `count` bytes `write` puts in place, straight into the blob (a file read
-    /// into it); false from `write` fails the blob.
-    public typealias PutRecordInPlace = (_ pts: Int64?, _ dts: Int64?, _ duration: Int64, _ flags: UInt32, _ count: Int,
-                                         _ write: (UnsafeMutableRawBufferPointer) -> Bool) -> Void
-
-    /// As `encode(magic:header:packets:dataBytes:fill:)`, each record's bytes written in place.
-    public static func encode(magic: String, header: [UInt8], packets: Int, dataBytes: Int,
-                              fillInPlace fill: (PutRecordInPlace) throws -> Bool) rethrows -> [UInt8]? {
+                              fillInPlace fill: (PutRecord) throws -> Bool) rethrows -> [UInt8]? {
         let magicBytes = Array(magic.utf8.prefix(4))
         let size = magicBytes.count + 2 + 4 + header.count + 4 + packets * recordHead + dataBytes + 8
         var complete = false
@@ -227,12 +200,5 @@ struct ByteWriter {
         guard bytes.count > 0 else { return }
         UnsafeMutableRawBufferPointer(rebasing: base[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
         offset += bytes.count
-    }
-}
-
-extension [UInt8] {
-    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
-        var v = value.littleEndian
-        Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
     }
 }

@@ -66,7 +66,7 @@ public enum ClusterMessage: Hashable, Sendable {
     public struct ResultHeader: Codable, Hashable, Sendable {
         public var segment: SegmentRef
         public var attempt: Int
-        /// FNV-1a of the payload, recorded in the store.
+        /// The payload's XXH64 (`PayloadChecksum`, as its trailer carries it), recorded in the store.
         public var checksum: String
 
         public init(segment: SegmentRef, attempt: Int, checksum: String) {

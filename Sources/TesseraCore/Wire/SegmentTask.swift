@@ -1,0 +1,50 @@
+/// Everything a worker needs to encode one segment, self-contained: the source codec parameters, the
+/// packets in decode order, the pts range to keep, the frozen output format and encoder settings.
+public struct SegmentTask: BlobPayload {
+    public static let magic = "TSEG"
+
+    public struct Header: Codable, Hashable, Sendable {
+        public var jobID: String
+        public var segment: PlannedSegment
+        public var timeBase: Rational
+        public var codec: CodecParameters
+        public var output: VideoOutputFormat
+        public var settings: EncoderSettings
+        /// Frames after the segment shown to the encoder but not kept; their packets follow the segment's.
+        public var runOut: RunOut?
+        /// Flat frames shown to the encoder before the segment's first frame, which is then forced to an
+        /// IDR, and dropped (see `EncoderSettings.leadInFrames`); nil or 0: none.
+        public var leadIn: Int?
+    }
+
+    public var header: Header
+    public var packets: [MediaPacket]
+
+    public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
+                output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
+                packets: [MediaPacket]) {
+        header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
+                        runOut: runOut, leadIn: leadIn)
+        self.packets = packets
+    }
+
+    public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
+        let s = header.segment
+        guard s.index >= 0, s.firstPacket >= 0, s.lastPacket >= s.firstPacket, s.frameCount > 0, s.endPTS > s.startPTS,
+              header.timeBase.isValid, header.output.width > 0, header.output.height > 0 else {
+            throw .badHeader("segment fields out of range")
+        }
+        if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
+            throw .badHeader("run-out fields out of range")
+        }
+        if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
+            throw .badHeader("lead-in out of range")
+        }
+        let shipped = s.shippedPackets(header.runOut)
+        guard packets.count == shipped else {
+            throw .badHeader("\(packets.count) packets for a segment of \(shipped)")
+        }
+        self.header = header
+        self.packets = packets
+    }
+}
