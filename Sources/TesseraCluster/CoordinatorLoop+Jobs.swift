@@ -67,7 +67,7 @@ extension CoordinatorLoop {
         loaded[job] = nil
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
-        try? FileManager.default.removeItem(at: options.spool.appendingPathComponent(job))
+        ResultSpool.remove(job, in: options.spool)
     }
 
     /// Leases work for the free slots and sends it.

@@ -94,7 +94,7 @@ final class CoordinatorLoop {
         }
         do {
             try body()
-        } catch let error as StoreError where error.sqlState == nil && error.message.contains("connect") {
+        } catch let error as StoreError where error.isConnectionFailure {
             throw error
         } catch {
             logger.warning("\(what) failed", metadata: ["error": "\(error)"])
