@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // C libraries: each system-library target only describes where the library is.
@@ -56,7 +57,11 @@ let package = Package(
         // Coordinator and worker services.
         .target(
             name: "TesseraCluster",
-            dependencies: ["TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
 
         // The thin CLI.
@@ -66,6 +71,7 @@ let package = Package(
                 "TesseraEngine", "TesseraCore", "TesseraStore", "TesseraCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -1,7 +1,6 @@
-import FFmpegKit
 import Foundation
 import Logging
-import TesseraCore
+import ServiceLifecycle
 import TesseraEngine
 import ZMQKit
 
@@ -12,10 +11,10 @@ import ZMQKit
 /// a coordinator silent for `liveness` intervals is taken for gone and the worker reconnects with
 /// back-off (in-flight encodes carry on, and their results go to whichever coordinator answers). On
 /// stop (SIGTERM) it cancels its encodes, hands the tasks back and leaves.
-public final class ClusterWorker: @unchecked Sendable {
-    // Everything mutable is confined to the thread that calls run(); encoder threads only touch
-    // `completions` (locked) and their own cancellation flags.
-
+///
+/// As a service, its loop runs on a thread of its own (libzmq blocks) until graceful shutdown or
+/// cancellation; each run's state lives in a `WorkerSession` confined to that thread.
+public struct ClusterWorker: Service {
     public struct Options: Sendable {
         public var endpoint: String
         public var workerID: String
@@ -55,161 +54,20 @@ public final class ClusterWorker: @unchecked Sendable {
         "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
     }
 
-    let options: Options
-    let logger: Logger
-    let completions = Locked<[ClusterMessage]>([])
-    /// Rung by an encoder thread when it queued its result: the loop sends it at once.
-    let resultReady = Doorbell()
-    var inFlight: [ClusterMessage.SegmentRef: CancellationFlag] = [:]
+    public let options: Options
+    public let logger: Logger
 
     public init(options: Options, logger: Logger = Logger(label: "tessera.worker")) {
         self.options = options
         self.logger = logger
     }
 
-    var ready: ClusterMessage {
-        var capabilities = EngineInfo.libraryVersions
-        capabilities["threads"] = String(options.threads)
-        if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
-        return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
-                            capabilities: capabilities, inFlight: inFlight.keys.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }))
-    }
-
-    /// Works until `stop` is set; blocking.
+    /// Works until `stop` is set, then hands back what it holds; blocking.
     public func run(stop: CancellationFlag) throws(ZMQError) {
-        ProcessAllocator.keepFreedMemory()
-        let context = try ZMQContext()
-        defer { context.close() }
-        var backoff = options.heartbeatInterval
-        while !stop.isCancelled {
-            let socket = try connect(context)
-            let outcome = try serve(socket, stop: stop)
-            // Give results already sent a moment to leave before the socket goes.
-            try? socket.setLinger(milliseconds: 500)
-            socket.close()
-            if heardFromCoordinator { backoff = options.heartbeatInterval }
-            guard outcome == .coordinatorSilent else { return }
-            logger.warning("coordinator silent, reconnecting", metadata: ["worker.backoff": "\(backoff)"])
-            sleep(backoff, unless: stop)
-            backoff = min(backoff * 2, 32)
-        }
-        // Stopped between connections with work in hand: reconnect once to hand it back.
-        if !inFlight.isEmpty {
-            let socket = try connect(context)
-            handBack(socket)
-            socket.close()
-        }
+        try WorkerSession(options: options, logger: logger).run(stop: stop)
     }
 
-    func connect(_ context: ZMQContext) throws(ZMQError) -> ZMQSocket {
-        let socket = try ZMQSocket(context, .dealer)
-        try socket.setRoutingID(Array(options.workerID.utf8))
-        try socket.setMaximumMessageSize(options.maximumMessageSize)
-        try socket.connect(options.endpoint)
-        try socket.send(ready.frames())
-        logger.info("connected", metadata: ["worker.id": "\(options.workerID)", "coordinator": "\(options.endpoint)"])
-        return socket
-    }
-
-    enum Outcome { case stopped, coordinatorSilent }
-
-    var heardFromCoordinator = false
-
-    func serve(_ socket: ZMQSocket, stop: CancellationFlag) throws(ZMQError) -> Outcome {
-        let interval = options.heartbeatInterval
-        heardFromCoordinator = false
-        var lastHeard = Date()
-        var nextBeat = Date().addingTimeInterval(interval)
-        while true {
-            if let parent = options.parentProcess, getppid() != parent { stop.cancel() }
-            if stop.isCancelled {
-                handBack(socket)
-                return .stopped
-            }
-            for message in completions.withValue({ q -> [ClusterMessage] in defer { q.removeAll() }; return q }) {
-                try socket.send(message.frames())
-                if let ref = message.segment { inFlight[ref] = nil }
-            }
-            if Date() >= nextBeat {
-                try socket.send(ClusterMessage.heartbeat.frames())
-                nextBeat = Date().addingTimeInterval(interval)
-            }
-            if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
-            // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
-            // doorbell, it looks every 5 ms while encodes run).
-            let wait = resultReady.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
-            guard let frames = try socket.receiveFrames(timeout: min(wait, interval), wake: resultReady.isValid ? resultReady.fd : nil) else {
-                resultReady.answer()
-                continue
-            }
-            lastHeard = Date()
-            heardFromCoordinator = true
-            let message: ClusterMessage
-            do {
-                // A task's payload (megabytes) is read where libzmq received it, on the encode thread.
-                message = try ClusterMessage(head: frames[0].bytes, payloadFrames: frames.count - 1)
-            } catch {
-                logger.warning("dropped a malformed message", metadata: ["error": "\(error)"])
-                continue
-            }
-            switch message {
-            case .task(let header, _):
-                start(header, frames[1])
-            case .cancel(let jobID):
-                for (ref, flag) in inFlight where ref.jobID == jobID { flag.cancel() }
-            case .heartbeat, .ready, .result, .failure, .bye:
-                break
-            }
-        }
-    }
-
-    /// Encodes on a dedicated thread; the result is queued for the socket's thread to send.
-    func start(_ header: ClusterMessage.TaskHeader, _ payload: ReceivedFrame) {
-        let ref = header.segment
-        // The same segment again (a second attempt): the first encode gives way.
-        inFlight[ref]?.cancel()
-        let flag = CancellationFlag()
-        inFlight[ref] = flag
-        let completions = self.completions, resultReady = self.resultReady
-        let logger = self.logger
-        let threads = options.threads
-        let benchBytesPerFrame = options.benchBytesPerFrame
-        let niceness = options.encodeNiceness
-        startThread(name: "tessera-encode-\(ref.index)") {
-            // Linux sets niceness per thread; libx264's own threads inherit it from this one.
-            if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
-            let message: ClusterMessage
-            do {
-                var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
-                task.header.settings.threads = threads
-                let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
-                    ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
-                let (bytes, checksum) = encoded.serializedWithChecksum()
-                message = .result(.init(segment: ref, attempt: header.attempt, checksum: checksum), payload: bytes)
-            } catch {
-                logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
-                message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))
-            }
-            completions.withValue { $0.append(message) }
-            resultReady.ring()
-        }
-    }
-
-    /// Cancels every encode and tells the coordinator which tasks go back.
-    func handBack(_ socket: ZMQSocket) {
-        let pending = completions.withValue { q -> [ClusterMessage] in defer { q.removeAll() }; return q }
-        for message in pending { try? socket.send(message.frames()) }
-        let finished = Set(pending.compactMap(\.segment))
-        let open = inFlight.keys.filter { !finished.contains($0) }
-        for ref in open { inFlight[ref]?.cancel() }
-        // Give the goodbye up to a second to leave before the socket closes.
-        try? socket.setLinger(milliseconds: 1000)
-        try? socket.send(ClusterMessage.bye(handedBack: open.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }).frames())
-        logger.info("left the coordinator", metadata: ["worker.handedBack": "\(open.count)"])
-    }
-
-    func sleep(_ seconds: Double, unless stop: CancellationFlag) {
-        let until = Date().addingTimeInterval(seconds)
-        while Date() < until && !stop.isCancelled { Thread.sleep(forTimeInterval: 0.05) }
+    public func run() async throws {
+        try await DedicatedThread.runUntilStopped("tessera-worker") { stop in try run(stop: stop) }
     }
 }

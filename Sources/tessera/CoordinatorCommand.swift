@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 import TesseraCluster
 import TesseraCore
 import TesseraEngine
 import TesseraStore
 
-struct CoordinatorCommand: ParsableCommand {
+struct CoordinatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coordinator",
         abstract: "Plan queued jobs, dispatch their segments to workers over ZeroMQ, stitch the results.",
@@ -26,7 +27,7 @@ struct CoordinatorCommand: ParsableCommand {
     var id: String?
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
-    func run() throws {
+    func run() async throws {
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.coordinator")
         logger.logLevel = verbose ? .debug : .info
@@ -46,11 +47,10 @@ struct CoordinatorCommand: ParsableCommand {
         options.maximumMessageSize = maxMessageSize
         guard sendWindow > 0, sendWindow <= 1_048_576 else { throw ValidationError("--send-window must be above 0 and at most 1048576 megabytes") }
         options.sendWindowBytes = max(1, Int(sendWindow * 1_048_576))
-        let stop = CancellationFlag()
-        let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
-        defer { signals.release() }
+        let coordinator = CoordinatorService(Coordinator(options: options, logger: logger))
         do {
-            try Coordinator(options: options, logger: logger).run(stop: stop)
+            // SIGTERM or SIGINT: the loop finishes its turn, planning and stitching threads end, and it returns.
+            try await ServiceGroup(configuration: .process([coordinator], logger: logger)).run()
         } catch {
             FileHandle.standardError.write(Data("tessera: coordinator: \(error)\n".utf8))
             throw ExitCode(1)

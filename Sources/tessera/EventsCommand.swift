@@ -1,10 +1,13 @@
 import ArgumentParser
 import Foundation
+import Logging
+import ServiceLifecycle
+import TesseraCluster
 import TesseraCore
 import TesseraEngine
 import TesseraStore
 
-struct Events: ParsableCommand {
+struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print job events for scripts: a job's history, then its new events until it ends.",
         discussion: """
@@ -20,19 +23,28 @@ struct Events: ParsableCommand {
     @Flag(help: "Print the events so far and exit.") var noFollow = false
     @OptionGroup var database: DatabaseOptions
 
-    func run() throws {
-        let stop = CancellationFlag()
-        // Following every job ends only on a signal: end cleanly then.
-        let signals = job == nil && !noFollow ? SignalTrap([SIGINT, SIGTERM]) { stop.cancel() } : nil
-        defer { signals?.release() }
+    func run() async throws {
+        let job = job, json = json, following = !noFollow
         let final: JobState?
-        do throws(StoreError) {
+        do {
             if let job { try JobStore.validateID(job) }
-            let store = try database.open()
-            defer { store.close() }
-            final = try EventPrinter(store: store, json: json).run(job: job, follow: !noFollow, stop: stop)
+            let url = try database.resolveURL()
+            // The store connection stays on the thread that follows the events.
+            @Sendable func printEvents(stop: CancellationFlag) throws(StoreError) -> JobState? {
+                let store = try JobStore(url: url, migrate: true, reconnectTimeout: 5)
+                defer { store.close() }
+                return try EventPrinter(store: store, json: json).run(job: job, follow: following, stop: stop)
+            }
+            if job == nil && following {
+                // Following every job ends only on SIGTERM or SIGINT: end cleanly then.
+                let service = ThreadService("tessera-events") { stop in _ = try printEvents(stop: stop) }
+                try await ServiceGroup(configuration: .process([service], logger: Logger(label: "tessera.events"))).run()
+                final = nil
+            } else {
+                final = try await DedicatedThread.run("tessera-events") { try printEvents(stop: CancellationFlag()) }
+            }
         } catch {
-            throw Tessera.fail(error)
+            throw Tessera.fail(error as? StoreError ?? StoreError("\(error)"))
         }
         if let final, final != .done { throw ExitCode(1) }
     }

@@ -22,11 +22,25 @@ struct HookOptions: ParsableArguments {
         do {
             try body()
         } catch {
-            report.ended(by: error)
-            run(report)
+            ended(report, by: error)
             throw error
         }
-        report.ended(by: nil)
+        ended(report, by: nil)
+    }
+
+    func reporting(_ report: JobReport, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            ended(report, by: error)
+            throw error
+        }
+        ended(report, by: nil)
+    }
+
+    /// The command ended, with `thrown` when it failed: the hook its result calls for runs.
+    func ended(_ report: JobReport, by thrown: Error?) {
+        report.ended(by: thrown)
         run(report)
     }
 

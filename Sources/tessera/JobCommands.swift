@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TesseraCluster
 import TesseraCore
 import TesseraEngine
 import TesseraStore
@@ -178,8 +179,7 @@ struct Follower {
         defer { progress.finish() }
         while true {
             let job = try store.job(id)
-            progress.update(TranscodeProgress(phase: phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
-                                              framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal)))
+            progress.update(TranscodeProgress(job))
             if job.state.isFinal {
                 progress.finish()
                 FileHandle.standardError.write(Data("tessera: \(JobText.line(job))\n".utf8))
@@ -188,8 +188,6 @@ struct Follower {
             _ = try store.waitForChanges(timeout: 5)
         }
     }
-
-    func phase(_ state: JobState) -> TranscodeProgress.Phase { LocalCluster.phase(state) }
 }
 
 enum JobText {

@@ -4,7 +4,7 @@ import Foundation
 import TesseraEngine
 
 @main
-struct Tessera: ParsableCommand {
+struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Segment-parallel, frame-exact H.264/AAC transcoding to faststart MP4.",

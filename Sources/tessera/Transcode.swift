@@ -6,7 +6,7 @@ import TesseraCore
 import TesseraEngine
 import TesseraStore
 
-struct Transcode: ParsableCommand {
+struct Transcode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Transcode INPUT to a faststart H.264/AAC MP4, segment-parallel and frame-exact.",
         discussion: """
@@ -33,86 +33,56 @@ struct Transcode: ParsableCommand {
     /// that many real workers, which encode for seconds, would.
     @Option(name: .customLong("bench-slots"), help: .hidden) var benchSlots: Int = 1
 
-    func run() throws {
+    func run() async throws {
         let report = JobReport(input: input, output: output)
-        try hooks.reporting(report) { try transcode(report) }
+        try await hooks.reporting(report) { try await transcode(report) }
     }
 
-    func transcode(_ report: JobReport) throws {
+    func transcode(_ report: JobReport) async throws {
         var logger = Logger(label: "tessera")
         logger.logLevel = verbose ? .info : .error
         EngineInfo.configureLogging(verbose: verbose)
         let progress = ProgressRenderer()
-        let interrupted = CancellationFlag()
-        let signals = SignalTrap([SIGINT, SIGTERM]) { interrupted.cancel() }
-        defer { signals.release() }
         let started = Date()
 
-        var sampleDirectory: URL?
-        defer { if let sampleDirectory { try? FileManager.default.removeItem(at: sampleDirectory) } }
-        let source: String
-        let plan: JobPlan
-        let spec: JobSpec
-        let workers: Int
-        var probeAndPlan = 0.0
+        var request: LocalTranscode.Request
         do throws(TesseraError) {
-            spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
+            let spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
             // Default: one worker process per core's worth of libx264 threads.
-            workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
+            let workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
             try extras.check(input: input, output: output)
-            if let input {
-                source = input
-            } else {
-                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-sample-\(UUID().uuidString)")
-                try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-                sampleDirectory = dir
-                source = dir.appendingPathComponent("sample.mp4").path
-                FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8))
-                try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
-            }
-            // Everything a user can get wrong is refused here, before anything starts.
-            try OutputPath.check(output, input: source)
-            plan = try Stopwatch.time(&probeAndPlan) { () throws(TesseraError) in
-                // The path the job records, so that the coordinator can take this probe for its own.
-                try JobPlanner.plan(try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path),
-                                    options: JobOptions(spec: spec, workers: workers))
-            }
+            request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,
+                                             store: database.explicitURL.map { .url($0) } ?? .embedded(database.embedded),
+                                             binary: Self.executablePath)
         } catch {
             throw report.fail(error)
         }
+        request.benchBytesPerFrame = benchBytesPerFrame
+        request.benchSlots = benchSlots
+        if input == nil { FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8)) }
 
-        var run = LocalCluster(binary: Self.executablePath, workers: workers, threads: spec.settings.threads, logger: logger)
-        run.benchBytesPerFrame = benchBytesPerFrame
-        run.benchSlots = max(1, benchSlots)
-        run.knownProbe = plan.probe
-        let outcome: LocalCluster.Outcome
+        // The input is checked and planned before anything starts; Ctrl-C or SIGTERM cancels the job.
+        let outcome: LocalTranscode.Outcome
         do {
-            outcome = try run.transcode(input: plan.inputPath,
-                                        output: URL(fileURLWithPath: output).standardizedFileURL.path, spec: spec,
-                                        database: database, interrupted: interrupted, progress: progress)
+            outcome = try await LocalTranscode(request, logger: logger).run { progress.update($0) }
+        } catch let error as TesseraError {
+            progress.finish()
+            throw report.fail(error)
         } catch {
             progress.finish()
             throw report.fail(error as? StoreError ?? StoreError("\(error)"))
         }
         progress.finish()
-        report.record(outcome.job)
-        var timings = outcome.timings
-        // The scene analysis runs once, within the CLI's plan; the coordinator takes its result with the probe.
-        timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
-        timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
-        timings.shutdown = Stopwatch.now - outcome.finishedAt
-        switch outcome.job.state {
-        case .done:
-            do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
-            let summary = TranscodeSummary(outcome.job, plan: plan, wallSeconds: Date().timeIntervalSince(started), timings: timings)
-            if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
-                FileHandle.standardError.write(Data((summary.text + "\n").utf8))
-            }
-        case .canceled where interrupted.isCancelled:
+        if let job = outcome.job { report.record(job) } else { report.state = .canceled }
+        guard let job = outcome.job, job.state != .canceled || !outcome.interrupted else {
             FileHandle.standardError.write(Data("tessera: canceled, nothing written to \(output)\n".utf8))
             throw ExitCode(130)
-        default:
-            throw report.fail(TesseraError(.segment, "", outcome.job.error ?? "job \(outcome.job.state.rawValue)"))
+        }
+        guard job.state == .done else { throw report.fail(TesseraError(.segment, "", job.error ?? "job \(job.state.rawValue)")) }
+        do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
+        let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started), timings: outcome.timings)
+        if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
+            FileHandle.standardError.write(Data((summary.text + "\n").utf8))
         }
     }
 
@@ -142,7 +112,7 @@ struct TranscodeSummary: Codable {
         var coordinator: Int64
         var worker: Int64
 
-        /// Workers count once they have been waited for, which `LocalCluster` does before returning.
+        /// Workers count once they have been waited for, which `LocalTranscode` does before returning.
         static var now: PeakRSS {
             var own = rusage(), children = rusage()
             getrusage(RUSAGE_SELF.rawValue, &own)

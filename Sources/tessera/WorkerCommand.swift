@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 import TesseraCluster
 import TesseraEngine
 
-struct Worker: ParsableCommand {
+struct Worker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a stateless encoder node that takes segments from a coordinator.",
         discussion: "No database, no shared filesystem. SIGTERM or Ctrl-C hands the current task back and exits.")
@@ -27,13 +28,10 @@ struct Worker: ParsableCommand {
         guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19") }
     }
 
-    func run() throws {
+    func run() async throws {
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.worker")
         logger.logLevel = verbose ? .debug : .info
-        let stop = CancellationFlag()
-        let signals = SignalTrap([SIGINT, SIGTERM]) { stop.cancel() }
-        defer { signals.release() }
         var options = ClusterWorker.Options(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
                                             threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
         options.benchBytesPerFrame = benchBytesPerFrame
@@ -41,7 +39,8 @@ struct Worker: ParsableCommand {
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         let worker = ClusterWorker(options: options, logger: logger)
         do {
-            try worker.run(stop: stop)
+            // SIGTERM or SIGINT: the worker hands back what it holds and leaves.
+            try await ServiceGroup(configuration: .process([worker], logger: logger)).run()
         } catch {
             FileHandle.standardError.write(Data("tessera: worker: \(error)\n".utf8))
             throw ExitCode(1)

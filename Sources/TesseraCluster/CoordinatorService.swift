@@ -1,0 +1,41 @@
+import ServiceLifecycle
+import TesseraCore
+
+/// A coordinator as a service. Its loop keeps a thread of its own (libzmq and libpq block), and graceful
+/// shutdown or cancellation sets the loop's stop flag: it finishes its turn, lets its planning and stitching
+/// threads end, and returns.
+///
+/// The private coordinator of `tessera transcode` is made only once its job is queued: that service starts
+/// without one and waits until the job hands it over (`assign`).
+public struct CoordinatorService: Service {
+    let coordinator: Handoff<Coordinator>
+    let ended = Shared<String?>(nil)
+
+    public init(_ coordinator: Coordinator) {
+        self.coordinator = Handoff()
+        self.coordinator.hand(coordinator)
+    }
+
+    /// A service whose coordinator comes later, through `assign`.
+    init() {
+        coordinator = Handoff()
+    }
+
+    /// Gives the service its coordinator (once).
+    func assign(_ coordinator: Coordinator) {
+        self.coordinator.hand(coordinator)
+    }
+
+    /// Why the coordinator's loop stopped on its own, if it did.
+    var failure: String? { ended.value }
+
+    public func run() async throws {
+        guard let coordinator = await coordinator.valueUnlessShutdown() else { return }
+        do {
+            try await DedicatedThread.runUntilStopped("tessera-coordinator") { stop in try coordinator.run(stop: stop) }
+        } catch {
+            ended.withLock { $0 = "\(error)" }
+            throw error
+        }
+    }
+}

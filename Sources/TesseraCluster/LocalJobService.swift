@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+/// The job of `tessera transcode` as a service: it plans the input, has the store started, queues the
+/// job, hands the private coordinator and the worker pool what they need, and follows the job to its end.
+/// Graceful shutdown (Ctrl-C, SIGTERM) cancels the job; it is listed last, so it shuts down first, while
+/// the coordinator and the store are still there to see the cancel through.
+struct LocalJobService: Service {
+    enum Store: Sendable {
+        case url(String)
+        case embedded(EmbeddedPostgresService)
+    }
+
+    let request: LocalTranscode.Request
+    let store: Store
+    let coordinator: CoordinatorService
+    let workers: LocalWorkerPool
+    /// Files and directories to remove once every service has stopped.
+    let made: Shared<[URL]>
+    let logger: Logger
+    let progress: @Sendable (TranscodeProgress) -> Void
+    let outcome = Shared<LocalTranscode.Outcome?>(nil)
+
+    func run() async throws {
+        let interrupted = CancellationFlag()
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            let (plan, probeAndPlan) = try await DedicatedThread.run("tessera-plan") { try prepare() }
+            var outcome = try await queue(plan, interrupted: interrupted)
+            // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
+            outcome.timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
+            outcome.timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
+            self.outcome.withLock { $0 = outcome }
+        } onCancelOrGracefulShutdown: {
+            interrupted.cancel()
+        }
+    }
+
+    /// Has the store started, queues the job and follows it; nothing is queued once interrupted.
+    func queue(_ plan: JobPlan, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
+        let started = Stopwatch.now
+        let notQueued = LocalTranscode.Outcome(job: nil, plan: plan, interrupted: true, timings: PhaseTimings(), finishedAt: started)
+        guard !interrupted.isCancelled else { return notQueued }
+        let url: String
+        switch store {
+        case .url(let given): url = given
+        case .embedded(let postgres): url = try await postgres.url()
+        }
+        guard !interrupted.isCancelled else { return notQueued }
+        return try await DedicatedThread.run("tessera-job") { try follow(plan, url: url, started: started, interrupted: interrupted) }
+    }
+
+    /// The input (or a generated sample) checked, probed and planned, before anything starts; and the
+    /// seconds that took.
+    func prepare() throws(TesseraError) -> (JobPlan, Double) {
+        let source: String
+        if let input = request.input {
+            source = input
+        } else {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-sample-\(UUID().uuidString)")
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            made.withLock { $0.append(directory) }
+            source = directory.appendingPathComponent("sample.mp4").path
+            try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
+        }
+        try OutputPath.check(request.output, input: source)
+        var seconds = 0.0
+        let plan = try Stopwatch.time(&seconds) { () throws(TesseraError) in
+            // The path the job records, so that the coordinator can take this probe for its own.
+            try JobPlanner.plan(try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path),
+                                options: JobOptions(spec: request.spec, workers: request.workers))
+        }
+        return (plan, seconds)
+    }
+
+    /// Queues the job, gives the coordinator and the workers their parts, and follows the job until it
+    /// ends; on this thread, which owns the store connection.
+    func follow(_ plan: JobPlan, url: String, started: Double, interrupted: CancellationFlag) throws(StoreError) -> LocalTranscode.Outcome {
+        let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
+        defer { store.close() }
+        try store.listen()
+        let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
+        let id = try store.submit(input: plan.inputPath, output: output, spec: request.spec)
+
+        let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
+            .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
+        try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        // ipc paths are limited to ~100 bytes: keep the socket in /tmp.
+        let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
+        made.withLock { $0 += [scratch, URL(fileURLWithPath: socket)] }
+        let endpoint = "ipc://\(socket)"
+
+        var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"))
+        options.onlyJob = id
+        options.planningWorkers = request.workers
+        options.heartbeatInterval = 0.5
+        options.benchmark = request.benchBytesPerFrame != nil
+        options.knownProbe = plan.probe
+        let coordinator = Coordinator(options: options, logger: logger)
+        self.coordinator.assign(coordinator)
+        workers.join(endpoint)
+
+        let startup = Stopwatch.now - started
+        var resting = false
+        var job = try store.job(id)
+        var lastRead = Stopwatch.now
+        var progressed = false
+        while true {
+            progress(TranscodeProgress(job))
+            if job.state.isFinal {
+                var timings = coordinator.timings
+                timings.startup = startup
+                timings.database += store.queryTime
+                return LocalTranscode.Outcome(job: job, plan: plan, interrupted: interrupted.isCancelled, timings: timings,
+                                              finishedAt: Stopwatch.now)
+            }
+            if interrupted.isCancelled { _ = try store.cancel(id) }
+            if let error = self.coordinator.failure {
+                try? store.setState(id, to: .failed, error: "coordinator: \(error)")
+                job = try store.job(id)
+                continue
+            }
+            // Every segment is in: the workers leave while the coordinator stitches, rather than after.
+            // Should the stitch send a damaged segment back to encoding, they start again.
+            if job.state == .stitching, !resting {
+                resting = true
+                workers.rest()
+            } else if job.state == .encoding, resting {
+                resting = false
+                workers.resume()
+            }
+            if let failure = workers.failure { try? store.setState(id, to: .failed, error: failure) }
+            // The job is read again at once when the store says its state changed; when only its
+            // progress did (every segment recorded notifies), at most every 0.2 s; and every 2 s in
+            // case a notification was lost.
+            let sinceRead = Stopwatch.now - lastRead
+            let changes = try store.waitForJobChanges(timeout: progressed ? max(0, 0.2 - sinceRead) : 0.5).filter { $0.id == id }
+            progressed = progressed || !changes.isEmpty
+            if changes.contains(where: { $0.state != job.state }) || (progressed && Stopwatch.now - lastRead >= 0.2)
+                || Stopwatch.now - lastRead >= 2 {
+                job = try store.job(id)
+                lastRead = Stopwatch.now
+                progressed = false
+            }
+        }
+    }
+}

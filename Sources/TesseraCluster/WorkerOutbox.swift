@@ -1,0 +1,23 @@
+import Synchronization
+import TesseraCore
+import ZMQKit
+
+/// Where encode threads leave their results for the worker's socket thread, ringing its doorbell so that
+/// it sends them at once.
+final class WorkerOutbox: Sendable {
+    private let queue = Mutex<[ClusterMessage]>([])
+    let doorbell = Doorbell()
+
+    func post(_ message: ClusterMessage) {
+        queue.withLock { $0.append(message) }
+        doorbell.ring()
+    }
+
+    /// Everything posted so far, in order; the outbox is left empty.
+    func takeAll() -> [ClusterMessage] {
+        queue.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+    }
+}
