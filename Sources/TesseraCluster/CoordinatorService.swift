@@ -9,7 +9,7 @@ import TesseraCore
 /// without one and waits until the job hands it over (`assign`).
 public struct CoordinatorService: Service {
     let coordinator: Handoff<Coordinator>
-    let ended = Shared<String?>(nil)
+    let ended = Locked<String?>(nil)
 
     public init(_ coordinator: Coordinator) {
         self.coordinator = Handoff()
@@ -27,14 +27,14 @@ public struct CoordinatorService: Service {
     }
 
     /// Why the coordinator's loop stopped on its own, if it did.
-    var failure: String? { ended.value }
+    var failure: String? { ended.current }
 
     public func run() async throws {
         guard let coordinator = await coordinator.valueUnlessShutdown() else { return }
         do {
             try await DedicatedThread.runUntilStopped("tessera-coordinator") { stop in try coordinator.run(stop: stop) }
         } catch {
-            ended.withLock { $0 = "\(error)" }
+            ended.withValue { $0 = "\(error)" }
             throw error
         }
     }

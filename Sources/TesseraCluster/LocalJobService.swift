@@ -20,10 +20,10 @@ struct LocalJobService: Service {
     let coordinator: CoordinatorService
     let workers: LocalWorkerPool
     /// Files and directories to remove once every service has stopped.
-    let made: Shared<[URL]>
+    let made: Locked<[URL]>
     let logger: Logger
     let progress: @Sendable (TranscodeProgress) -> Void
-    let outcome = Shared<LocalTranscode.Outcome?>(nil)
+    let outcome = Locked<LocalTranscode.Outcome?>(nil)
 
     func run() async throws {
         let interrupted = CancellationFlag()
@@ -33,7 +33,7 @@ struct LocalJobService: Service {
             // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
             outcome.timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
             outcome.timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
-            self.outcome.withLock { $0 = outcome }
+            self.outcome.withValue { $0 = outcome }
         } onCancelOrGracefulShutdown: {
             interrupted.cancel()
         }
@@ -62,7 +62,7 @@ struct LocalJobService: Service {
         } else {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-sample-\(UUID().uuidString)")
             try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            made.withLock { $0.append(directory) }
+            made.withValue { $0.append(directory) }
             source = directory.appendingPathComponent("sample.mp4").path
             try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
         }
@@ -90,7 +90,7 @@ struct LocalJobService: Service {
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         // ipc paths are limited to ~100 bytes: keep the socket in /tmp.
         let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
-        made.withLock { $0 += [scratch, URL(fileURLWithPath: socket)] }
+        made.withValue { $0 += [scratch, URL(fileURLWithPath: socket)] }
         let endpoint = "ipc://\(socket)"
 
         var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"))

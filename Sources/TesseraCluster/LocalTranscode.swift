@@ -65,9 +65,9 @@ public struct LocalTranscode: Sendable {
     /// Runs the job to its end; `progress` hears of every change. Returns once every service has stopped
     /// (the worker processes have been waited for).
     public func run(progress: @escaping @Sendable (TranscodeProgress) -> Void) async throws -> Outcome {
-        let made = Shared<[URL]>([])
+        let made = Locked<[URL]>([])
         func removeMade() {
-            let urls = made.withLock { urls in
+            let urls = made.withValue { urls in
                 defer { urls.removeAll() }
                 return urls
             }
@@ -97,7 +97,7 @@ public struct LocalTranscode: Sendable {
         try await ServiceGroup(configuration: .process(services, logger: logger)).run()
         removeMade()
 
-        guard var outcome = job.outcome.value else { throw StoreError("the transcode stopped before its job ended") }
+        guard var outcome = job.outcome.current else { throw StoreError("the transcode stopped before its job ended") }
         outcome.timings.shutdown = Stopwatch.now - outcome.finishedAt
         return outcome
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ServiceLifecycle
+import TesseraCore
 import TesseraEngine
 
 /// The worker processes of `tessera transcode`: `count` processes of this binary, started once the job
@@ -49,7 +50,7 @@ public struct LocalWorkerPool: Service {
     func resume() { control.update { $0.resting = false } }
 
     /// Set once no worker process could run.
-    var failure: String? { control.state.value.failure }
+    var failure: String? { control.state.current.failure }
 
     public func run() async {
         guard let endpoint = await endpoint.valueUnlessShutdown() else { return }
@@ -84,7 +85,7 @@ public struct LocalWorkerPool: Service {
         var restarts = 0
         var resting = false
         while true {
-            let wanted = control.state.value
+            let wanted = control.state.current
             if wanted.stopping { return }
             if wanted.resting, !resting {
                 resting = true
@@ -100,7 +101,7 @@ public struct LocalWorkerPool: Service {
             }
             if wanted.failure == nil,
                processes.isEmpty || (!resting && restarts >= 3 * options.count && processes.allSatisfy({ !$0.isRunning })) {
-                control.state.withLock { $0.failure = "no worker process could run (\(options.binary))" }
+                control.state.withValue { $0.failure = "no worker process could run (\(options.binary))" }
             }
             control.wait(seconds: 0.5)
         }
@@ -114,12 +115,12 @@ public struct LocalWorkerPool: Service {
             var failure: String?
         }
 
-        let state = Shared(State())
+        let state = Locked(State())
         private let wakeup = DispatchSemaphore(value: 0)
 
         /// Changes what is asked and wakes the supervisor.
         func update(_ change: (inout State) -> Void) {
-            state.withLock(change)
+            state.withValue(change)
             wakeup.signal()
         }
 

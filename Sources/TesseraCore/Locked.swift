@@ -1,20 +1,15 @@
-import Foundation
+import Synchronization
 
-/// A value shared between threads, every access under one lock.
-public final class Locked<Value> {
-    private let lock = NSLock()
-    private var value: Value
+/// A value shared between threads (or between services and their threads), every access under one lock.
+/// A class, so that the values holding it stay copyable.
+public final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
 
-    public init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { mutex = Mutex(value) }
 
-    public func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+    public func withValue<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        try mutex.withLock { (value: inout Value) throws(E) -> R in try body(&value) }
     }
 
-    public var current: Value { withValue { $0 } }
+    public var current: Value { mutex.withLock { $0 } }
 }
-
-// Safe: all access to `value` goes through `lock`.
-extension Locked: @unchecked Sendable {}
