@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
 
         // The SQL migrations (top-level migrations/), shipped as resources.
-        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql"), .copy("0002_segment_packets.sql"), .copy("0003_result_offset.sql")]),
+        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql"), .copy("0002_segment_packets.sql"), .copy("0003_result_offset.sql"), .copy("0004_lease_token.sql")]),
 
         // The job store over PostgreSQL, and the embedded server.
         .target(
@@ -61,6 +61,7 @@ let package = Package(
                 "TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 

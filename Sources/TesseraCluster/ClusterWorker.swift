@@ -29,6 +29,8 @@ public struct ClusterWorker: Service {
         /// of this many bytes per frame that is no video (see `BenchResult`). Coordinators refuse such
         /// workers unless they are benchmarking too.
         public var benchBytesPerFrame: Int?
+        /// CURVE keys: its own and the coordinator's; nil: plaintext (`ipc://`, or `--insecure`).
+        public var security: WorkerSecurity?
         /// Scheduling niceness of the encode threads (0 to 19). Above 0, a coordinator and job store on
         /// the same machine get a core the moment they need one instead of queueing behind libx264.
         public var encodeNiceness: Int32 = 0

@@ -22,6 +22,9 @@ extension Coordinator {
         /// it cannot hold up the others; libzmq frees it when its own heartbeat closes that connection
         /// (twice the silence that ends a worker, see `run`).
         public var sendWindowBytes: Int = 16 << 20
+        /// CURVE keys and the authorized worker keys; nil: plaintext, anyone who reaches the endpoint may
+        /// join (an `ipc://` endpoint in a private directory, or `--insecure`).
+        public var security: CoordinatorSecurity?
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose

@@ -30,6 +30,8 @@ public final class Coordinator: Sendable {
     let boundEndpoint = Locked<String?>(nil)
     let phaseTimings = Locked(PhaseTimings())
     let backgroundThreads = DispatchGroup()
+    /// SIGHUP asked for the authorized keys to be read again.
+    let keysReloadAsked = Locked(false)
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -68,6 +70,23 @@ public final class Coordinator: Sendable {
         // libzmq closes a connection silent for twice what ends a worker, and frees what it still held
         // for it (a dead host's TCP connection could otherwise keep a payload as long as TCP retries).
         try socket.setHeartbeat(interval: options.heartbeatInterval, timeout: 2 * options.heartbeatInterval * Double(options.liveness))
+        // With keys, the ZAP handler is up before the socket binds: a CURVE server without one admits any key.
+        var authorized: AuthorizedKeys?
+        let zapStop = CancellationFlag(), zapDone = DispatchGroup()
+        defer {
+            zapStop.cancel()
+            zapDone.wait()
+        }
+        if let security = options.security {
+            let keys = try AuthorizedKeys(path: security.authorizedKeysPath, logger: logger)
+            try serveZAP(ZAPHandler(context), keys, stop: zapStop, done: zapDone)
+            try socket.setCurveServer(secretKey: security.keys.secretKey)
+            authorized = keys
+            logger.info("workers authenticate with CURVE keys", metadata: ["coordinator.key": "\(security.keys.publicKey)",
+                                                                         "keys": "\(keys.keys.count)"])
+        } else if options.bind.hasPrefix("tcp://") {
+            logger.warning("insecure: no encryption, and any peer that reaches \(options.bind) may join as a worker")
+        }
         try socket.bind(options.bind)
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
@@ -81,8 +100,37 @@ public final class Coordinator: Sendable {
             logger.info("coordinator stopping")
             backgroundThreads.wait()
         }
-        let loop = CoordinatorLoop(self, store: store, socket: socket, spooler: spooler)
+        let loop = CoordinatorLoop(self, store: store, socket: socket, spooler: spooler, authorized: authorized)
         try loop.run(until: stop)
+    }
+
+    /// Answers ZAP requests on a thread of its own, and reads the authorized keys again when their file
+    /// changes (looked at every second) or SIGHUP asks.
+    func serveZAP(_ zap: ZAPHandler, _ keys: AuthorizedKeys, stop: CancellationFlag, done: DispatchGroup) {
+        let logger = self.logger, reloadAsked = keysReloadAsked
+        startThread(name: "tessera-zap", group: done) {
+            defer { zap.close() }
+            var nextLook = Stopwatch.now + 1
+            while !stop.isCancelled {
+                do {
+                    try zap.serve(timeout: 0.1) { keys.admit(key: $0.publicKey, address: $0.address) }
+                } catch {
+                    logger.error("the ZAP handler failed; no worker can connect", metadata: ["error": "\(error)"])
+                    return
+                }
+                if reloadAsked.withValue({ asked in defer { asked = false }; return asked }) {
+                    keys.reload()
+                } else if Stopwatch.now >= nextLook {
+                    keys.reloadIfChanged()
+                    nextLook = Stopwatch.now + 1
+                }
+            }
+        }
+    }
+
+    /// Reads the authorized keys again (SIGHUP).
+    public func reloadAuthorizedKeys() {
+        keysReloadAsked.withValue { $0 = true }
     }
 
     /// Sets up a session of the loop or of the result spooler: commits that do not wait for the WAL flush

@@ -75,15 +75,16 @@ extension CoordinatorLoop {
         let heldBytes = machine.peers.keys.reduce(0) { $0 + (held[$1]?.bytes ?? 0) }
         guard case .lease(let slots, let jobs) = machine.dispatch(heldBytes: heldBytes) else { return }
         let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit)
-        let rows = leases.map { (worker: $0.worker, segment: SegmentRef(jobID: $0.lease.jobID, index: $0.lease.index), attempts: $0.lease.attempts) }
+        let rows = leases.map { (worker: $0.worker, segment: SegmentRef(jobID: $0.lease.jobID, index: $0.lease.index),
+                                 attempts: $0.lease.attempts, token: $0.lease.token) }
         var failure: (any Error)?
         for action in machine.leased(rows, asked: slots.count) {
             switch action {
             case .handBack(let worker, let ref):
                 try store.release(ref.jobID, ref.index, worker: worker, error: nil)
-            case .send(let worker, let ref, let attempt):
+            case .send(let worker, let ref, let attempt, let token):
                 do {
-                    try send(ref, to: worker, attempt: attempt)
+                    try send(ref, to: worker, attempt: attempt, token: token)
                 } catch {
                     // The rest still go out; this lease goes back (it was not sent).
                     machine.notSent()
@@ -96,7 +97,7 @@ extension CoordinatorLoop {
     }
 
     /// Packs a segment's payload and sends its task; a payload that cannot be read fails the job.
-    func send(_ ref: SegmentRef, to worker: String, attempt: Int) throws {
+    func send(_ ref: SegmentRef, to worker: String, attempt: Int, token: String) throws {
         guard let job = loaded[ref.jobID], let segment = job.segments[ref.index] else { return }
         let payload: [UInt8]
         let packingStarted = Stopwatch.threadCPU
@@ -109,9 +110,9 @@ extension CoordinatorLoop {
             return
         }
         let packing = Stopwatch.threadCPU - packingStarted
-        try socket.send([Array(worker.utf8)] + ClusterMessage.task(.init(segment: ref, attempt: attempt), payload: payload).frames(),
+        try socket.send([Array(worker.utf8)] + ClusterMessage.task(.init(segment: ref, attempt: attempt, token: token), payload: payload).frames(),
                         peerHeld: held[worker])
-        machine.sent(ref, to: worker, attempt: attempt)
+        machine.sent(ref, to: worker, token: token)
         if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
         // Packing is its own phase; step() charges the whole dispatch to `dispatch`.
         coordinator.phaseTimings.withValue {

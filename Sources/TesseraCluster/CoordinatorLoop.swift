@@ -10,6 +10,7 @@ import ZMQKit
 /// thread that calls `run`.
 final class CoordinatorLoop {
     typealias SegmentRef = ClusterMessage.SegmentRef
+    typealias LeaseRef = ClusterMessage.LeaseRef
 
     /// A job whose plan is loaded: what packing its payloads needs.
     struct LoadedJob {
@@ -29,15 +30,21 @@ final class CoordinatorLoop {
     var held: [String: HeldBytes] = [:]
     /// When the first task went out.
     var firstTaskSent: Double?
+    /// The worker keys this coordinator accepts (CURVE), and the generation of them the workers were
+    /// last checked against; nil on a plaintext transport.
+    let authorized: AuthorizedKeys?
+    var keysChecked = 0
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
 
-    init(_ coordinator: Coordinator, store: JobStore, socket: ZMQSocket, spooler: ResultSpooler) {
+    init(_ coordinator: Coordinator, store: JobStore, socket: ZMQSocket, spooler: ResultSpooler, authorized: AuthorizedKeys?) {
         self.coordinator = coordinator
         self.store = store
         self.socket = socket
         self.spooler = spooler
+        self.authorized = authorized
+        keysChecked = authorized?.generation ?? 0
         machine = CoordinatorStateMachine(coordinator.machineConfiguration, now: Stopwatch.now)
     }
 
@@ -54,6 +61,10 @@ final class CoordinatorLoop {
             if store.sessions != sessions {
                 sessions = store.sessions
                 try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected()) }
+            }
+            if let authorized, authorized.generation != keysChecked {
+                keysChecked = authorized.generation
+                try step("keys", \.bookkeeping) { try revoke(machine.keysChanged(allowed: authorized.keys)) }
             }
             for event in coordinator.events.withValue({ q -> [Coordinator.Event] in defer { q.removeAll() }; return q }) {
                 try step("job event", \.bookkeeping) { try apply(event) }
@@ -123,6 +134,18 @@ final class CoordinatorLoop {
             logger.warning("dropped a message for a job id that is not one", metadata: ["peer": "\(worker)"])
             return
         }
+        // With CURVE, a message counts only while its key is authorized and, once a worker joined, only
+        // under the key it joined with.
+        // (The routing id frame is made by the ROUTER and carries no connection metadata.)
+        let key = frames[1].userID
+        if let authorized {
+            let joinedWith = machine.peers[worker]?.key
+            guard let key, authorized.isAuthorized(key), joinedWith == nil || joinedWith == key else {
+                if let lease = message.lease { try refuse(lease.segment, from: worker, "its key is not authorized") }
+                logger.warning("dropped a message from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
+                return
+            }
+        }
         let now = Stopwatch.now
         // Anything that may hand a lease back records the results received before it first.
         if machine.received(message.kind, from: worker, now: now) { try spooler.drain() }
@@ -133,7 +156,7 @@ final class CoordinatorLoop {
                 return
             }
             let skipsEncode = ready.capabilities[BenchResult.capability] != nil
-            let working = machine.workerReady(worker, slots: ready.slots, skipsEncode: skipsEncode, working: ready.inFlight, now: now)
+            let working = machine.workerReady(worker, slots: ready.slots, skipsEncode: skipsEncode, key: key, working: ready.inFlight, now: now)
             if skipsEncode, !options.benchmark {
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
             }
@@ -148,11 +171,16 @@ final class CoordinatorLoop {
                 machine.leasesRenewed(worker, now: now)
             }
         case .result(let header, _):
-            machine.taskEnded(header.segment, worker: worker)
+            // Refused before a byte is written: only a task in flight to this worker, under its lease's token.
+            if let refusal = machine.answerArrived(LeaseRef(segment: header.segment, token: header.token), from: worker) {
+                return try refuse(header.segment, from: worker, "result refused: \(refusal)")
+            }
             spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
         case .failure(let failure):
-            machine.taskEnded(failure.segment, worker: worker)
-            if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, error: failure.error) {
+            if let refusal = machine.answerArrived(LeaseRef(segment: failure.segment, token: failure.token), from: worker) {
+                return try refuse(failure.segment, from: worker, "failure report refused: \(refusal)")
+            }
+            if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
                 logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
                                                             "error": "\(failure.error)"])
             }
@@ -164,6 +192,24 @@ final class CoordinatorLoop {
             logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.handedBack": "\(handedBack.count)"])
         case .task, .cancel:
             logger.warning("dropped a message only coordinators send", metadata: ["peer": "\(worker)"])
+        }
+    }
+
+    /// A result or failure that does not answer a lease of its sender: nothing changes but the job's events.
+    func refuse(_ segment: SegmentRef, from worker: String, _ reason: String) throws {
+        try store.recordRefusal(segment.jobID, segment.index, worker: worker, reason: reason)
+        logger.warning("refused a message", metadata: ["worker.id": "\(worker)", "job.id": "\(segment.jobID)",
+                                                       "segment.index": "\(segment.index)", "reason": "\(reason)"])
+    }
+
+    /// Workers whose key was removed from the authorized keys: forgotten, their leases back to pending.
+    func revoke(_ workers: [String]) throws {
+        guard !workers.isEmpty else { return }
+        try spooler.drain()
+        for id in workers {
+            held[id] = nil
+            let returned = try store.releaseAll(worker: id, reason: "worker \(id): its key was revoked", countAttempt: false)
+            logger.warning("worker's key revoked, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
         }
     }
 
@@ -188,18 +234,18 @@ final class CoordinatorLoop {
 
     /// After the store's connection was made again: leases in a connected worker's name that it is not
     /// working on go back now, as when a worker joins, instead of waiting out the lease.
-    func reconcile(_ working: [String: Set<SegmentRef>]) throws {
+    func reconcile(_ working: [String: [SegmentRef: String]]) throws {
         try spooler.drain()
         for (id, segments) in working { _ = try returnLeases(of: id, notIn: segments) }
     }
 
-    /// Hands back, without charging an attempt, the leases in `worker`'s name that it is not working on;
-    /// returns the others with the attempt each is on.
-    func returnLeases(of worker: String, notIn working: Set<SegmentRef>) throws -> [SegmentRef: Int] {
-        var kept: [SegmentRef: Int] = [:]
+    /// Hands back, without charging an attempt, the leases in `worker`'s name that it is not working on
+    /// under that lease's token; returns the others with their tokens.
+    func returnLeases(of worker: String, notIn working: [SegmentRef: String]) throws -> [SegmentRef: String] {
+        var kept: [SegmentRef: String] = [:]
         for lease in try store.leases(worker: worker) {
             let ref = SegmentRef(jobID: lease.jobID, index: lease.index)
-            if working.contains(ref) { kept[ref] = lease.attempts + 1 } else {
+            if working[ref] == lease.token { kept[ref] = lease.token } else {
                 try store.release(lease.jobID, lease.index, worker: worker, error: nil)
             }
         }

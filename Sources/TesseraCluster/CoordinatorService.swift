@@ -1,5 +1,6 @@
 import ServiceLifecycle
 import TesseraCore
+import UnixSignals
 
 /// A coordinator as a service. Its loop keeps a thread of its own (libzmq and libpq block), and graceful
 /// shutdown or cancellation sets the loop's stop flag: it finishes its turn, lets its planning and stitching
@@ -32,7 +33,16 @@ public struct CoordinatorService: Service {
     public func run() async throws {
         guard let coordinator = await coordinator.valueUnlessShutdown() else { return }
         do {
-            try await DedicatedThread.runUntilStopped("tessera-coordinator") { stop in try coordinator.run(stop: stop) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // SIGHUP: the authorized keys are read again (only a coordinator with keys has them).
+                if coordinator.options.security != nil {
+                    group.addTask {
+                        for await _ in await UnixSignalsSequence(trapping: .sighup) { coordinator.reloadAuthorizedKeys() }
+                    }
+                }
+                try await DedicatedThread.runUntilStopped("tessera-coordinator") { stop in try coordinator.run(stop: stop) }
+                group.cancelAll()
+            }
         } catch {
             ended.withValue { $0 = "\(error)" }
             throw error

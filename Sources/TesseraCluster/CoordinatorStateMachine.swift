@@ -7,6 +7,7 @@ import TesseraCore
 /// (seconds on any monotonic scale).
 struct CoordinatorStateMachine {
     typealias SegmentRef = ClusterMessage.SegmentRef
+    typealias LeaseRef = ClusterMessage.LeaseRef
 
     struct Configuration {
         var heartbeatInterval: Double = 1
@@ -26,8 +27,10 @@ struct CoordinatorStateMachine {
 
     struct Peer: Equatable {
         var slots: Int
-        /// Tasks sent to it, by segment, with the attempt each is on.
-        var inFlight: [SegmentRef: Int] = [:]
+        /// The public key it authenticated with (CURVE); nil on a plaintext transport.
+        var key: String?
+        /// Tasks sent to it, by segment, with each lease's token.
+        var inFlight: [SegmentRef: String] = [:]
         var lastHeard: Double
         /// When its leases were last extended.
         var renewed = -Double.infinity
@@ -67,8 +70,8 @@ struct CoordinatorStateMachine {
     }
 
     enum LeaseAction: Equatable {
-        /// Pack and send the segment's task to the worker.
-        case send(worker: String, SegmentRef, attempt: Int)
+        /// Pack and send the segment's task to the worker, under the lease's token.
+        case send(worker: String, SegmentRef, attempt: Int, token: String)
         /// Hand the lease back: its worker left, or the job is not loaded here.
         case handBack(worker: String, SegmentRef)
     }
@@ -133,21 +136,59 @@ struct CoordinatorStateMachine {
         }
     }
 
-    /// A worker (re)joined with `slots` and reports working on `working`. Its record replaces any the
-    /// same id had (a reconnect takes the identity over); the leases in its name it is not working on go
-    /// back (`leasesKept` follows with the rest). Returns the segments it may keep.
-    mutating func workerReady(_ worker: String, slots: Int, skipsEncode: Bool, working: [SegmentRef], now: Double) -> Set<SegmentRef> {
-        var peer = Peer(slots: min(max(slots, 1), configuration.maximumSlots), lastHeard: now)
+    /// A worker (re)joined with `slots`, authenticated with `key` (nil: plaintext), and reports working on
+    /// `working`. Its record replaces any the same id had (a reconnect takes the identity over); the
+    /// leases in its name it is not working on go back (`leasesKept` follows with the rest). Returns the
+    /// leases it may keep, by segment, with their tokens.
+    mutating func workerReady(_ worker: String, slots: Int, skipsEncode: Bool, key: String? = nil, working: [LeaseRef],
+                              now: Double) -> [SegmentRef: String] {
+        var peer = Peer(slots: min(max(slots, 1), configuration.maximumSlots), key: key, lastHeard: now)
         peer.incompatible = skipsEncode && !configuration.benchmark
         peers[worker] = peer
         pending = .unknown
         dispatchDue = true
-        return Set(working)
+        return Dictionary(working.map { ($0.segment, $0.token) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The leases in `worker`'s name it is still working on, with the attempt each is on.
-    mutating func leasesKept(_ worker: String, _ kept: [SegmentRef: Int]) {
+    /// The leases in `worker`'s name it is still working on, with their tokens.
+    mutating func leasesKept(_ worker: String, _ kept: [SegmentRef: String]) {
         peers[worker]?.inFlight = kept
+    }
+
+    /// Why a result or failure was refused before anything was written.
+    enum Refusal: Equatable, CustomStringConvertible {
+        /// Not from a connected worker (never joined, went silent, left, or its key was revoked).
+        case unknownWorker
+        /// This worker holds no task for the segment (a duplicate, or a late result of a lease that ended).
+        case noTask
+        /// Its token is not the lease's (a result of an earlier lease, or a forgery).
+        case wrongToken
+
+        var description: String {
+            switch self {
+            case .unknownWorker: "not from a connected worker"
+            case .noTask: "the worker holds no lease on this segment (a duplicate or a late result)"
+            case .wrongToken: "its lease token is not the lease's (a result of an earlier lease, or forged)"
+            }
+        }
+    }
+
+    /// A result or a failure under `lease` from `worker`: accepted only for a task in flight to that
+    /// worker under that token, which then ends (its slot is free); nil when accepted.
+    mutating func answerArrived(_ lease: LeaseRef, from worker: String) -> Refusal? {
+        guard let peer = peers[worker] else { return .unknownWorker }
+        guard let token = peer.inFlight[lease.segment] else { return .noTask }
+        guard token == lease.token else { return .wrongToken }
+        taskEnded(lease.segment, worker: worker)
+        return nil
+    }
+
+    /// The authorized keys changed: workers whose key is no longer among `allowed` are forgotten at once
+    /// (the coordinator returns their leases). Returns them.
+    mutating func keysChanged(allowed: Set<String>) -> [String] {
+        let revoked = peers.filter { $0.value.key.map { !allowed.contains($0) } ?? false }.keys.sorted()
+        for id in revoked { workerLeft(id) }
+        return revoked
     }
 
     /// A heartbeat from a worker: true when its leases are to be extended now (a quarter lease at a
@@ -161,8 +202,8 @@ struct CoordinatorStateMachine {
         peers[worker]?.renewed = now
     }
 
-    /// A result or a failure for `segment`: the slot is free. Another worker's task for the same
-    /// segment (a late duplicate) is left alone; the store refuses whichever does not hold the lease.
+    /// A result or a failure for `segment` (see `answerArrived`): the slot is free. Another worker's task
+    /// for the same segment is left alone.
     mutating func taskEnded(_ segment: SegmentRef, worker: String) {
         peers[worker]?.inFlight[segment] = nil
         dispatchDue = true
@@ -196,12 +237,12 @@ struct CoordinatorStateMachine {
 
     /// The store's connection was made again (its server may have forgotten our last commits): each
     /// connected worker's leases that it is not working on go back, and what was notified meanwhile is
-    /// lost, so a sweep follows. Returns each worker's segments in flight.
-    mutating func storeReconnected() -> [String: Set<SegmentRef>] {
+    /// lost, so a sweep follows. Returns each worker's tasks in flight, with their tokens.
+    mutating func storeReconnected() -> [String: [SegmentRef: String]] {
         pending = .unknown
         sweepAsked = true
         dispatchDue = true
-        return peers.mapValues { Set($0.inFlight.keys) }
+        return peers.mapValues(\.inFlight)
     }
 
     func isConnected(_ worker: String) -> Bool { peers[worker] != nil }
@@ -338,12 +379,12 @@ struct CoordinatorStateMachine {
 
     /// What the lease statement returned for `asked` slots: each lease is sent, or handed back when its
     /// worker left or its job is not loaded here. Fewer than asked means none are left.
-    mutating func leased(_ leases: [(worker: String, segment: SegmentRef, attempts: Int)], asked: Int) -> [LeaseAction] {
+    mutating func leased(_ leases: [(worker: String, segment: SegmentRef, attempts: Int, token: String)], asked: Int) -> [LeaseAction] {
         pending = leases.count < asked ? .noneLeft : .unknown
         var actions: [LeaseAction] = []
         for lease in leases {
             if peers[lease.worker] != nil, jobs[lease.segment.jobID]?.segments.contains(lease.segment.index) == true {
-                actions.append(.send(worker: lease.worker, lease.segment, attempt: lease.attempts + 1))
+                actions.append(.send(worker: lease.worker, lease.segment, attempt: lease.attempts + 1, token: lease.token))
             } else {
                 pending = .unknown
                 actions.append(.handBack(worker: lease.worker, lease.segment))
@@ -352,9 +393,9 @@ struct CoordinatorStateMachine {
         return actions
     }
 
-    /// A task went out.
-    mutating func sent(_ segment: SegmentRef, to worker: String, attempt: Int) {
-        peers[worker]?.inFlight[segment] = attempt
+    /// A task went out under the lease's token.
+    mutating func sent(_ segment: SegmentRef, to worker: String, token: String) {
+        peers[worker]?.inFlight[segment] = token
     }
 
     /// A task could not be packed or sent: its lease went back.

@@ -253,6 +253,6 @@ final class ResultSpooler: @unchecked Sendable {
         let offset = try payload.withUnsafeBytes { (bytes) throws(FileError) in try jobSpool.append(bytes) }
         let result = SegmentResult(path: jobSpool.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
                                    encodeSeconds: encoded.encodeSeconds)
-        return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, result: result)
+        return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, token: item.header.token, result: result)
     }
 }

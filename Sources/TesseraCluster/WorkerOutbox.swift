@@ -13,6 +13,12 @@ final class WorkerOutbox: Sendable {
         doorbell.ring()
     }
 
+    /// Puts back, first, messages taken but not sent (no connection took them).
+    func putBack(_ messages: some Collection<ClusterMessage>) {
+        guard !messages.isEmpty else { return }
+        queue.withLock { $0.insert(contentsOf: messages, at: 0) }
+    }
+
     /// Everything posted so far, in order; the outbox is left empty.
     func takeAll() -> [ClusterMessage] {
         queue.withLock { queue in

@@ -11,8 +11,11 @@ final class WorkerSession {
     let options: ClusterWorker.Options
     let logger: Logger
     let outbox = WorkerOutbox()
-    var inFlight: [ClusterMessage.SegmentRef: CancellationFlag] = [:]
+    /// Tasks being encoded: each one's lease token and cancellation flag.
+    var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag)] = [:]
     var heardFromCoordinator = false
+    /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
+    var handshakeProblem: (text: String, logged: Date)?
 
     init(options: ClusterWorker.Options, logger: Logger) {
         self.options = options
@@ -23,8 +26,9 @@ final class WorkerSession {
         var capabilities = EngineInfo.libraryVersions
         capabilities["threads"] = String(options.threads)
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
+        let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
-                            capabilities: capabilities, inFlight: inFlight.keys.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }))
+                            capabilities: capabilities, inFlight: held.sorted { ($0.segment.jobID, $0.segment.index) < ($1.segment.jobID, $1.segment.index) }))
     }
 
     /// Works until `stop` is set; blocking.
@@ -35,7 +39,9 @@ final class WorkerSession {
         var backoff = options.heartbeatInterval
         while !stop.isCancelled {
             let socket = try connect(context)
-            let outcome = try serve(socket, stop: stop)
+            let monitor = try ZMQMonitor(context, watching: socket)
+            let outcome = try serve(socket, monitor: monitor, stop: stop)
+            monitor.close()
             // Give results already sent a moment to leave before the socket goes.
             try? socket.setLinger(milliseconds: 500)
             socket.close()
@@ -57,15 +63,23 @@ final class WorkerSession {
         let socket = try ZMQSocket(context, .dealer)
         try socket.setRoutingID(Array(options.workerID.utf8))
         try socket.setMaximumMessageSize(options.maximumMessageSize)
+        if let security = options.security {
+            try socket.setCurveClient(serverKey: security.coordinatorKey, keys: security.keys)
+        }
+        // libzmq retries a refused or broken connection itself: once a second at first, backing off to 8 s.
+        try socket.setReconnectInterval(seconds: 1, maximum: 8)
+        // A connection whose handshake failed takes no messages: a send then gives up instead of blocking.
+        try socket.setSendTimeout(seconds: 1)
         try socket.connect(options.endpoint)
-        try socket.send(ready.frames())
-        logger.info("connected", metadata: ["worker.id": "\(options.workerID)", "coordinator": "\(options.endpoint)"])
+        // Not taken: the coordinator stays silent and the next connection says it again.
+        _ = try deliver(ready, socket)
+        logger.info("connecting", metadata: ["worker.id": "\(options.workerID)", "coordinator": "\(options.endpoint)"])
         return socket
     }
 
     enum Outcome { case stopped, coordinatorSilent }
 
-    func serve(_ socket: ZMQSocket, stop: CancellationFlag) throws(ZMQError) -> Outcome {
+    func serve(_ socket: ZMQSocket, monitor: ZMQMonitor?, stop: CancellationFlag) throws(ZMQError) -> Outcome {
         let interval = options.heartbeatInterval
         let doorbell = outbox.doorbell
         heardFromCoordinator = false
@@ -77,12 +91,18 @@ final class WorkerSession {
                 handBack(socket)
                 return .stopped
             }
-            for message in outbox.takeAll() {
-                try socket.send(message.frames())
-                if let ref = message.segment { inFlight[ref] = nil }
+            let outgoing = outbox.takeAll()
+            for (n, message) in outgoing.enumerated() {
+                guard try deliver(message, socket) else {
+                    outbox.putBack(outgoing[n...])
+                    return .coordinatorSilent
+                }
+                // Answered, unless a later lease of the same segment replaced this one meanwhile.
+                if let lease = message.lease, inFlight[lease.segment]?.token == lease.token { inFlight[lease.segment] = nil }
             }
+            if let monitor { try report(monitor.events()) }
             if Date() >= nextBeat {
-                try socket.send(ClusterMessage.heartbeat.frames())
+                guard try deliver(.heartbeat, socket) else { return .coordinatorSilent }
                 nextBeat = Date().addingTimeInterval(interval)
             }
             if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
@@ -107,10 +127,20 @@ final class WorkerSession {
             case .task(let header, _):
                 start(header, frames[1])
             case .cancel(let jobID):
-                for (ref, flag) in inFlight where ref.jobID == jobID { flag.cancel() }
+                for (ref, task) in inFlight where ref.jobID == jobID { task.flag.cancel() }
             case .heartbeat, .ready, .result, .failure, .bye:
                 break
             }
+        }
+    }
+
+    /// Sends `message`; false when no connection took it within the send timeout.
+    func deliver(_ message: ClusterMessage, _ socket: ZMQSocket) throws(ZMQError) -> Bool {
+        do {
+            try socket.send(message.frames())
+            return true
+        } catch where error.code == EAGAIN {
+            return false
         }
     }
 
@@ -118,9 +148,9 @@ final class WorkerSession {
     func start(_ header: ClusterMessage.TaskHeader, _ payload: ReceivedFrame) {
         let ref = header.segment
         // The same segment again (a second attempt): the first encode gives way.
-        inFlight[ref]?.cancel()
+        inFlight[ref]?.flag.cancel()
         let flag = CancellationFlag()
-        inFlight[ref] = flag
+        inFlight[ref] = (header.token, flag)
         let outbox = self.outbox
         let logger = self.logger
         let threads = options.threads
@@ -136,10 +166,10 @@ final class WorkerSession {
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
                 let (bytes, checksum) = encoded.serializedWithChecksum()
-                message = .result(.init(segment: ref, attempt: header.attempt, checksum: checksum), payload: bytes)
+                message = .result(.init(segment: ref, attempt: header.attempt, token: header.token, checksum: checksum), payload: bytes)
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
-                message = .failure(.init(segment: ref, attempt: header.attempt, error: "\(error)"))
+                message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)"))
             }
             outbox.post(message)
         }
@@ -151,11 +181,39 @@ final class WorkerSession {
         for message in pending { try? socket.send(message.frames()) }
         let finished = Set(pending.compactMap(\.segment))
         let open = inFlight.keys.filter { !finished.contains($0) }
-        for ref in open { inFlight[ref]?.cancel() }
+        for ref in open { inFlight[ref]?.flag.cancel() }
         // Give the goodbye up to a second to leave before the socket closes.
         try? socket.setLinger(milliseconds: 1000)
         try? socket.send(ClusterMessage.bye(handedBack: open.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }).frames())
         logger.info("left the coordinator", metadata: ["worker.handedBack": "\(open.count)"])
+    }
+
+    /// Says in one line why the secure handshake fails (again every 30 s while it does), and that it
+    /// succeeded once it does after a failure.
+    func report(_ events: [ZMQMonitor.Event]) {
+        for event in events {
+            let problem: String
+            switch event {
+            case .handshakeSucceeded:
+                if handshakeProblem != nil { logger.info("secure handshake with the coordinator succeeded", metadata: ["coordinator": "\(options.endpoint)"]) }
+                handshakeProblem = nil
+                continue
+            case .handshakeRefused:
+                problem = "the coordinator refused this worker's key \(options.security?.keys.publicKey ?? ""): it is not in the coordinator's authorized keys; retrying"
+            case .handshakeFailed where options.security == nil:
+                problem = "the coordinator requires CURVE keys: start this worker with --key and --coordinator-key; retrying"
+            case .handshakeFailed(let code) where code == Int(ZMQMonitor.mechanismMismatch):
+                problem = "the coordinator does not use CURVE keys (start this worker with --insecure for a plaintext coordinator); retrying"
+            case .handshakeFailed:
+                problem = "the secure handshake with the coordinator failed: --coordinator-key is not the coordinator's public key; retrying"
+            case .connected, .disconnected:
+                continue
+            }
+            if handshakeProblem?.text != problem || Date().timeIntervalSince(handshakeProblem!.logged) >= 30 {
+                logger.error("\(problem)", metadata: ["coordinator": "\(options.endpoint)"])
+                handshakeProblem = (problem, Date())
+            }
+        }
     }
 
     func sleep(_ seconds: Double, unless stop: CancellationFlag) {

@@ -218,10 +218,5 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
 }
 
 extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
-    }
+    var trimmingSpaces: String { String(Substring(self).trimmingSpaces) }
 }

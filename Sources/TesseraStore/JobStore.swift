@@ -207,7 +207,7 @@ public final class JobStore {
     /// The segments leased to `worker` now.
     public func leases(worker: String) throws(StoreError) -> [Lease] {
         try run("listing the worker's leases", """
-            SELECT job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts FROM segments
+            SELECT job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts, lease_token FROM segments
             WHERE state = 'leased' AND worker_id = $1 ORDER BY job_id, index
             """, [worker]).all.map(Lease.init)
     }
@@ -292,10 +292,11 @@ public final class JobStore {
                 SELECT job_id, index, row_number() OVER (ORDER BY place, created_at, frame_count DESC, index) AS slot FROM picked
             )
             UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],
-                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
+                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision),
+                lease_token = replace(gen_random_uuid()::text, '-', '')
             FROM numbered
             WHERE s.job_id = numbered.job_id AND s.index = numbered.index
-            RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts
+            RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts, s.lease_token
             """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit)])
         return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
@@ -305,19 +306,23 @@ public final class JobStore {
         public var jobID: String
         public var index: Int
         public var worker: String
+        /// The token of the lease the result answers.
+        public var token: String
         public var result: SegmentResult
 
-        public init(jobID: String, index: Int, worker: String, result: SegmentResult) {
+        public init(jobID: String, index: Int, worker: String, token: String, result: SegmentResult) {
             self.jobID = jobID
             self.index = index
             self.worker = worker
+            self.token = token
             self.result = result
         }
     }
 
     /// Records finished segments in one statement; returns the positions in `completions` that counted.
-    /// One whose worker no longer holds the lease (a late duplicate) changes nothing. The same segment
-    /// from the same worker twice counts once, at its first position.
+    /// One whose worker no longer holds the lease, or that names another lease's token (a late or forged
+    /// result), changes nothing. The same segment from the same worker twice counts once, at its first
+    /// position.
     public func complete(_ completions: [Completion]) throws(StoreError) -> Set<Int> {
         guard !completions.isEmpty else { return [] }
         let c = completions
@@ -327,16 +332,17 @@ public final class JobStore {
             FROM (
                 SELECT DISTINCT ON (job_id, index, worker) *
                 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::double precision[],
-                            $8::bigint[])
-                    WITH ORDINALITY AS u(job_id, index, worker, path, checksum, size_bytes, encode_seconds, result_offset, position)
+                            $8::bigint[], $9::text[])
+                    WITH ORDINALITY AS u(job_id, index, worker, path, checksum, size_bytes, encode_seconds, result_offset, token, position)
                 ORDER BY job_id, index, worker, position
             ) r
             WHERE s.job_id = r.job_id AND s.index = r.index AND s.state = 'leased' AND s.worker_id = r.worker
+                AND s.lease_token = r.token
             RETURNING r.position
             """, [Self.array(c.map(\.jobID)), Self.array(c.map { String($0.index) }), Self.array(c.map(\.worker)),
                   Self.array(c.map(\.result.path)), Self.array(c.map(\.result.checksum)),
                   Self.array(c.map { String($0.result.sizeBytes) }), Self.array(c.map { String($0.result.encodeSeconds) }),
-                  Self.array(c.map { String($0.result.offset) })])
+                  Self.array(c.map { String($0.result.offset) }), Self.array(c.map(\.token))])
         return Set(rows.all.compactMap { $0.int("position").map { $0 - 1 } })
     }
 
@@ -347,14 +353,23 @@ public final class JobStore {
     }
 
     /// A worker hands a segment back: with an error it counts as a failed attempt, without (shutting
-    /// down) it does not.
+    /// down) it does not. With a `token`, only the lease that has it.
     @discardableResult
-    public func release(_ jobID: String, _ index: Int, worker: String, error: String?) throws(StoreError) -> Bool {
+    public func release(_ jobID: String, _ index: Int, worker: String, token: String? = nil, error: String?) throws(StoreError) -> Bool {
         try run("handing the segment back", """
             UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL,
                 attempts = attempts + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END, last_error = coalesce($4, last_error)
             WHERE job_id = $1::uuid AND index = $2 AND state = 'leased' AND worker_id = $3
-            """, [jobID, String(index), worker, error]).affected == 1
+                AND ($5::text IS NULL OR lease_token = $5)
+            """, [jobID, String(index), worker, error, token]).affected == 1
+    }
+
+    /// Notes in the job's events that a result or failure from `worker` was refused, and why.
+    public func recordRefusal(_ jobID: String, _ index: Int, worker: String, reason: String) throws(StoreError) {
+        _ = try run("recording a refused result", """
+            INSERT INTO job_events (job_id, segment_index, to_state, detail)
+            SELECT id, $2, 'refused', $3 FROM jobs WHERE id = $1::uuid
+            """, [jobID, String(index), "worker \(worker): \(reason)"])
     }
 
     /// Returns every lease of `worker` to pending at once (the worker is dead), counting an attempt.

@@ -130,6 +130,8 @@ public struct Lease: Sendable, Equatable, Hashable {
     public var endPTS: Int64
     public var frameCount: Int
     public var attempts: Int
+    /// The lease's token (`lease_token`): its task carries it, and so must its result.
+    public var token: String
 
     /// From a segment row (the lease columns are a segment's).
     init(_ row: PGRow) {
@@ -140,6 +142,7 @@ public struct Lease: Sendable, Equatable, Hashable {
         endPTS = segment.endPTS
         frameCount = segment.frameCount
         attempts = segment.attempts
+        token = row["lease_token"] ?? ""
     }
 }
 

@@ -7,6 +7,7 @@ public final class ZMQSocket {
         case router = 6  // ZMQ_ROUTER
         case dealer = 5  // ZMQ_DEALER
         case pair = 0    // ZMQ_PAIR
+        case rep = 4     // ZMQ_REP
     }
 
     var handle: UnsafeMutableRawPointer?
@@ -46,6 +47,15 @@ public final class ZMQSocket {
     public func setHeartbeat(interval: Double, timeout: Double) throws(ZMQError) {
         try setOption(ZMQ_HEARTBEAT_IVL, Int32(clamping: Int((interval * 1000).rounded(.up))))
         try setOption(ZMQ_HEARTBEAT_TIMEOUT, Int32(clamping: Int((timeout * 1000).rounded(.up))))
+    }
+
+    /// How long a send may wait for a connection to take the message before it fails with EAGAIN.
+    public func setSendTimeout(seconds: Double) throws(ZMQError) { try setOption(ZMQ_SNDTIMEO, Int32(seconds * 1000)) }
+
+    /// How long libzmq waits before reconnecting a dropped or refused connection, doubling up to `maximum`.
+    public func setReconnectInterval(seconds: Double, maximum: Double) throws(ZMQError) {
+        try setOption(ZMQ_RECONNECT_IVL, Int32(seconds * 1000))
+        try setOption(ZMQ_RECONNECT_IVL_MAX, Int32(maximum * 1000))
     }
 
     /// ROUTER: a peer reconnecting with an identity already known takes it over (instead of being

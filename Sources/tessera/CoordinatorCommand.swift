@@ -23,6 +23,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Megabytes of task payloads sent to connected workers but not yet on the wire at most; no new task is packed beyond it.")
     var sendWindow: Double = 16
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var security: CoordinatorKeyOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
     var id: String?
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
@@ -31,6 +32,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.coordinator")
         logger.logLevel = verbose ? .debug : .info
+        let keys = try security.security(bind: bind)
         let url: String
         do throws(StoreError) {
             url = try database.resolveURL()
@@ -42,6 +44,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         // Stable across restarts on this host, so a restarted coordinator takes back its own jobs.
         var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL,
                                           coordinatorID: id ?? "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
+        options.security = keys
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
         options.maximumMessageSize = maxMessageSize

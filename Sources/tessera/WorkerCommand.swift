@@ -17,6 +17,7 @@ struct Worker: AsyncParsableCommand {
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
     @Option(help: "Scheduling niceness of the encodes, 0-19 (a coordinator or job store on the same machine then never waits for a core).")
     var nice: Int32 = 0
+    @OptionGroup var security: WorkerKeyOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
     @Option(help: .hidden) var parentProcess: Int32?
     /// Benchmark only (bench/run): skip the encode and return this many filler bytes per frame.
@@ -29,11 +30,13 @@ struct Worker: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let keys = try security.security(connect: connect)
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.worker")
         logger.logLevel = verbose ? .debug : .info
         var options = ClusterWorker.Options(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
                                             threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
+        options.security = keys
         options.benchBytesPerFrame = benchBytesPerFrame
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }

@@ -11,6 +11,9 @@ struct CoordinatorStateMachineTests {
     static let jobB = "00000000-0000-0000-0000-00000000000b"
 
     static func ref(_ job: String, _ index: Int) -> Ref { Ref(jobID: job, index: index) }
+    /// The token the tests' store gives a segment's lease.
+    static func token(_ ref: Ref) -> String { "t-\(ref.jobID.suffix(1))-\(ref.index)" }
+    static func lease(_ ref: Ref) -> ClusterMessage.LeaseRef { .init(segment: ref, token: token(ref)) }
 
     /// A machine at time 0 with `workers` (id → slots) joined and `jobs` (id → segment count) loaded.
     static func machine(workers: [String: Int] = [:], jobs: [String: Int] = [:], payloadBytes: Int = 1 << 20,
@@ -31,13 +34,13 @@ struct CoordinatorStateMachineTests {
     /// Leases what the machine asks for, one segment per slot in order, and sends every task.
     static func dispatchAll(_ machine: inout Machine, job: String, next: inout Int, available: Int = .max, held: Int = 0) -> [Machine.LeaseAction] {
         guard case .lease(let slots, _) = machine.dispatch(heldBytes: held) else { return [] }
-        var rows: [(worker: String, segment: Ref, attempts: Int)] = []
+        var rows: [(worker: String, segment: Ref, attempts: Int, token: String)] = []
         for worker in slots.prefix(available) {
-            rows.append((worker, ref(job, next), 0))
+            rows.append((worker, ref(job, next), 0, token(ref(job, next))))
             next += 1
         }
         let actions = machine.leased(rows, asked: slots.count)
-        for case .send(let worker, let segment, let attempt) in actions { machine.sent(segment, to: worker, attempt: attempt) }
+        for case .send(let worker, let segment, _, let token) in actions { machine.sent(segment, to: worker, token: token) }
         return actions
     }
 
@@ -80,7 +83,7 @@ struct CoordinatorStateMachineTests {
         #expect(r6 == .none)
         // A result frees the slot.
         _ = machine.received(.result, from: "w2", now: 0.2)
-        machine.taskEnded(Self.ref(Self.jobA, 1), worker: "w2")
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 1)), from: "w2") == nil)
         let r7 = machine.dispatch(heldBytes: 0)
         #expect(r7 == .lease(slots: ["w2"], jobs: [Self.jobA]))
     }
@@ -103,7 +106,7 @@ struct CoordinatorStateMachineTests {
         let r9 = machine.dispatch(heldBytes: 0)
         #expect(r9 == .none)
         _ = machine.received(.result, from: "w1", now: 0.2)
-        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w1")
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 0)), from: "w1") == nil)
         let r10 = machine.dispatch(heldBytes: 0)
         #expect(r10 == .none)
     }
@@ -138,7 +141,7 @@ struct CoordinatorStateMachineTests {
         var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2])
         guard case .lease(let slots, _) = machine.dispatch(heldBytes: 0) else { Issue.record("no lease"); return }
         // A lease for a job not loaded here goes back, and may be leased again.
-        let actions = machine.leased([("w1", Self.ref(Self.jobB, 0), 0)], asked: slots.count)
+        let actions = machine.leased([("w1", Self.ref(Self.jobB, 0), 0, "t")], asked: slots.count)
         #expect(actions == [.handBack(worker: "w1", Self.ref(Self.jobB, 0))])
         #expect(machine.pending == .unknown)
     }
@@ -176,10 +179,10 @@ struct CoordinatorStateMachineTests {
         // It comes back with one slot and one of its two tasks: the other's lease goes back.
         let r15 = machine.received(.ready, from: "w1", now: 5)
         #expect(r15, "a ready records the results before it first")
-        let working = machine.workerReady("w1", slots: 1, skipsEncode: false, working: [Self.ref(Self.jobA, 1)], now: 5)
-        #expect(working == [Self.ref(Self.jobA, 1)])
-        machine.leasesKept("w1", [Self.ref(Self.jobA, 1): 1])
-        #expect(machine.peers["w1"] == Machine.Peer(slots: 1, inFlight: [Self.ref(Self.jobA, 1): 1], lastHeard: 5))
+        let working = machine.workerReady("w1", slots: 1, skipsEncode: false, working: [Self.lease(Self.ref(Self.jobA, 1))], now: 5)
+        #expect(working == [Self.ref(Self.jobA, 1): Self.token(Self.ref(Self.jobA, 1))])
+        machine.leasesKept("w1", working)
+        #expect(machine.peers["w1"] == Machine.Peer(slots: 1, inFlight: working, lastHeard: 5))
         let r16 = machine.dispatch(heldBytes: 0)
         #expect(r16 == .none, "its one slot is taken")
     }
@@ -196,9 +199,9 @@ struct CoordinatorStateMachineTests {
         var next = 0
         _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
         _ = machine.received(.result, from: "w1", now: 1)
-        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w1")
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 0)), from: "w1") == nil)
         _ = machine.received(.result, from: "w2", now: 1)
-        machine.taskEnded(Self.ref(Self.jobA, 1), worker: "w2")
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 1)), from: "w2") == nil)
         machine.incompatible("w1")
         let r17 = machine.dispatch(heldBytes: 0)
         #expect(r17 == .lease(slots: ["w2"], jobs: [Self.jobA]))
@@ -233,10 +236,10 @@ struct CoordinatorStateMachineTests {
         var next = 0
         _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
         _ = machine.sweepDue(now: 0)
-        // w2 sends a result for w1's segment (a late duplicate of an earlier lease).
-        machine.taskEnded(Self.ref(Self.jobA, 0), worker: "w2")
-        #expect(machine.peers["w1"]?.inFlight[Self.ref(Self.jobA, 0)] == 1)
-        #expect(machine.peers["w2"]?.inFlight[Self.ref(Self.jobA, 1)] == 1)
+        // w2 sends a result for w1's segment (a late duplicate of an earlier lease): refused, w1's task stays.
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 0)), from: "w2") == .noTask)
+        #expect(machine.peers["w1"]?.inFlight[Self.ref(Self.jobA, 0)] == Self.token(Self.ref(Self.jobA, 0)))
+        #expect(machine.peers["w2"]?.inFlight[Self.ref(Self.jobA, 1)] == Self.token(Self.ref(Self.jobA, 1)))
         // Recording a segment twice counts it once; the job's last segment asks for a sweep.
         machine.recorded(Self.ref(Self.jobA, 0))
         machine.recorded(Self.ref(Self.jobA, 0))
@@ -256,16 +259,48 @@ struct CoordinatorStateMachineTests {
         #expect(machine.jobs[Self.jobA]?.outstanding == [0, 1])
     }
 
+    @Test func aResultCountsOnlyForItsWorkersTaskUnderItsToken() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 4])
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        let first = Self.ref(Self.jobA, 0)
+        #expect(machine.answerArrived(.init(segment: first, token: "forged"), from: "w1") == .wrongToken)
+        #expect(machine.answerArrived(Self.lease(first), from: "w2") == .noTask, "another worker's segment")
+        #expect(machine.answerArrived(Self.lease(first), from: "stranger") == .unknownWorker)
+        #expect(machine.peers["w1"]?.inFlight[first] == Self.token(first), "refusals leave the task in flight")
+        #expect(machine.answerArrived(Self.lease(first), from: "w1") == nil)
+        #expect(machine.peers["w1"]?.inFlight.isEmpty == true, "its slot is free")
+        for _ in 0..<20 { #expect(machine.answerArrived(Self.lease(first), from: "w1") == .noTask, "a duplicate") }
+    }
+
+    @Test func aWorkerWhoseKeyIsRevokedIsForgottenAndItsLeasesGoBack() {
+        var machine = Self.machine(jobs: [Self.jobA: 4])
+        _ = machine.workerReady("kept", slots: 1, skipsEncode: false, key: "K1", working: [], now: 0)
+        _ = machine.workerReady("revoked", slots: 1, skipsEncode: false, key: "K2", working: [], now: 0)
+        _ = machine.workerReady("plain", slots: 1, skipsEncode: false, working: [], now: 0)
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next, available: 3)
+        _ = machine.leased([], asked: 1)
+        #expect(machine.pending == .noneLeft)
+        #expect(machine.keysChanged(allowed: ["K1", "K2"]).isEmpty)
+        #expect(machine.keysChanged(allowed: ["K1"]) == ["revoked"])
+        #expect(!machine.isConnected("revoked") && machine.isConnected("kept") && machine.isConnected("plain"))
+        #expect(machine.pending == .unknown, "its leases go back: the store has pending segments again")
+        let again = machine.dispatch(heldBytes: 0)
+        #expect(again == .none, "the others' slots are full; the revoked worker gets nothing")
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 1)), from: "revoked") == .unknownWorker)
+    }
+
     // MARK: Jobs
 
     @Test func droppingAJobCancelsItsTasksAndFreesTheirSlots() {
         var machine = Self.machine(workers: ["w1": 2, "w2": 1], jobs: [Self.jobA: 2, Self.jobB: 2])
-        machine.sent(Self.ref(Self.jobA, 0), to: "w1", attempt: 1)
-        machine.sent(Self.ref(Self.jobB, 0), to: "w1", attempt: 1)
-        machine.sent(Self.ref(Self.jobA, 1), to: "w2", attempt: 1)
+        machine.sent(Self.ref(Self.jobA, 0), to: "w1", token: "a0")
+        machine.sent(Self.ref(Self.jobB, 0), to: "w1", token: "b0")
+        machine.sent(Self.ref(Self.jobA, 1), to: "w2", token: "a1")
         let r21 = machine.jobDropped(Self.jobA)
         #expect(r21 == ["w1", "w2"])
-        #expect(machine.peers["w1"]?.inFlight == [Self.ref(Self.jobB, 0): 1])
+        #expect(machine.peers["w1"]?.inFlight == [Self.ref(Self.jobB, 0): "b0"])
         #expect(machine.peers["w2"]?.inFlight.isEmpty == true)
         #expect(machine.jobs[Self.jobA] == nil)
         let r22 = machine.dispatch(heldBytes: 0)
@@ -276,7 +311,7 @@ struct CoordinatorStateMachineTests {
         var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2])
         guard case .lease = machine.dispatch(heldBytes: 0) else { Issue.record("no lease"); return }
         _ = machine.jobDropped(Self.jobA)
-        let r23 = machine.leased([("w1", Self.ref(Self.jobA, 0), 0)], asked: 1)
+        let r23 = machine.leased([("w1", Self.ref(Self.jobA, 0), 0, "t")], asked: 1)
         #expect(r23 == [.handBack(worker: "w1", Self.ref(Self.jobA, 0))])
     }
 
@@ -322,7 +357,8 @@ struct CoordinatorStateMachineTests {
         _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
         _ = machine.sweepDue(now: 0)
         let working = machine.storeReconnected()
-        #expect(working == ["w1": [Self.ref(Self.jobA, 0), Self.ref(Self.jobA, 2)], "w2": [Self.ref(Self.jobA, 1)]])
+        let tasks = [0, 1, 2].map { Self.ref(Self.jobA, $0) }
+        #expect(working == ["w1": [tasks[0]: Self.token(tasks[0]), tasks[2]: Self.token(tasks[2])], "w2": [tasks[1]: Self.token(tasks[1])]])
         #expect(machine.pending == .unknown)
         let r27 = machine.sweepDue(now: 0.06)
         #expect(r27, "what was notified meanwhile is lost")

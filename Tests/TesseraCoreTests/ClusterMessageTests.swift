@@ -4,10 +4,12 @@ import Testing
 @Suite struct ClusterMessageTests {
     static let all: [ClusterMessage] = [
         .ready(.init(workerID: "w-1", host: "node7", slots: 2, capabilities: ["libx264": "164", "threads": "4"])),
+        .ready(.init(workerID: "w-2", host: "node8", slots: 1, capabilities: [:],
+                     inFlight: [.init(segment: .init(jobID: "j", index: 1), token: "9f3c")])),
         .heartbeat,
-        .task(.init(segment: .init(jobID: "j", index: 3), attempt: 1), payload: [1, 2, 3]),
-        .result(.init(segment: .init(jobID: "j", index: 3), attempt: 1, checksum: "abc"), payload: Array(repeating: 7, count: 1000)),
-        .failure(.init(segment: .init(jobID: "j", index: 4), attempt: 2, error: "decoder returned 3 frames")),
+        .task(.init(segment: .init(jobID: "j", index: 3), attempt: 1, token: "9f3c"), payload: [1, 2, 3]),
+        .result(.init(segment: .init(jobID: "j", index: 3), attempt: 1, token: "9f3c", checksum: "abc"), payload: Array(repeating: 7, count: 1000)),
+        .failure(.init(segment: .init(jobID: "j", index: 4), attempt: 2, token: "77aa", error: "decoder returned 3 frames")),
         .cancel(jobID: "j"),
         .bye(handedBack: [.init(jobID: "j", index: 5)]),
     ]
@@ -35,11 +37,18 @@ import Testing
         #expect(throws: WireError.empty) { _ = try ClusterMessage(frames: []) }
         #expect(throws: WireError.notTessera) { _ = try ClusterMessage(frames: [Array("GET / HTTP/1.1".utf8)]) }
         #expect(throws: WireError.unsupportedVersion(9)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [9, 2]]) }
-        #expect(throws: WireError.unknownKind(99)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [1, 99]]) }
+        // Version 1 carried no lease tokens: its peers are refused.
+        #expect(throws: WireError.unsupportedVersion(1)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [1, 2]]) }
+        let version = ClusterMessage.version
+        #expect(throws: WireError.unknownKind(99)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [version, 99]]) }
         #expect(throws: WireError.wrongFrameCount(kind: "task", 1)) {
-            _ = try ClusterMessage(frames: [ClusterMessageTests.all[2].frames()[0]])
+            let task = ClusterMessageTests.all.first { if case .task = $0 { true } else { false } }
+            _ = try ClusterMessage(frames: [task!.frames()[0]])
         }
-        #expect(throws: WireError.badHeader("ready")) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [1, 1] + Array("{".utf8)]) }
+        #expect(throws: WireError.badHeader("ready")) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [version, 1] + Array("{".utf8)]) }
+        #expect(throws: WireError.badHeader("result")) {
+            _ = try ClusterMessage(frames: [Array("TSR".utf8) + [version, 4] + Array(#"{"segment":{"jobID":"j","index":1},"attempt":1,"checksum":"0"}"#.utf8), []])
+        }
     }
 
     /// Random and mutated frames are refused with an error, never a crash.

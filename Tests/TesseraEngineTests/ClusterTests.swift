@@ -13,6 +13,8 @@ final class Cluster {
     let port: Int
     var coordinator: Process?
     var workers: [String: Process] = [:]
+    /// With CURVE keys (`secure()`): the coordinator's key pair and its authorized keys file; nil: --insecure.
+    var keys: (coordinator: String, authorized: String)?
 
     init() throws {
         directory = Fixtures.directory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(6))")
@@ -50,11 +52,46 @@ final class Cluster {
     }
 
     func startCoordinator(_ extra: [String] = []) throws {
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + extra + db, log: "coordinator.log")
+        let security = keys.map { ["--key", $0.coordinator + ".key", "--authorized-keys", $0.authorized] } ?? ["--insecure"]
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + security + extra + db, log: "coordinator.log")
     }
 
-    func startWorker(_ id: String) throws {
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"], log: "\(id).log")
+    /// Starts a worker; in a secure cluster with the key pair `key` (made by `keygen`; nil: no key at all).
+    func startWorker(_ id: String, key: String? = nil) throws {
+        var security = ["--insecure"]
+        if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security, log: "\(id).log")
+    }
+
+    /// Makes the cluster a secure one: a coordinator key pair and an empty authorized keys file.
+    func secure() throws {
+        let coordinator = try keygen("coordinator")
+        let authorized = directory.appendingPathComponent("authorized_workers").path
+        FileManager.default.createFile(atPath: authorized, contents: Data("# workers\n".utf8))
+        keys = (coordinator, authorized)
+    }
+
+    /// A key pair `NAME.key`/`NAME.pub` in the cluster's directory, by `tessera keygen`; its path without extension.
+    func keygen(_ name: String) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        let made = try Tool.run(binary, ["keygen", path])
+        guard made.status == 0 else { throw ToolError("keygen: \(made.stderr)") }
+        return path
+    }
+
+    /// The public key of a key pair made by `keygen`.
+    func publicKey(_ key: String) throws -> String {
+        try String(contentsOfFile: key + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Writes the authorized keys file: these key pairs' public keys, each named.
+    func authorize(_ keyPairs: [String]) throws {
+        let lines = try keyPairs.map { "\(try publicKey($0)) \(URL(fileURLWithPath: $0).lastPathComponent)" }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: keys!.authorized, atomically: true, encoding: .utf8)
+    }
+
+    func log(_ name: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
     }
 
     func kill9(_ process: Process?) {
@@ -205,7 +242,7 @@ final class Cluster {
         try rogue.send([Array("TSR".utf8) + [1, 3] + Array("{}".utf8)])
         try rogue.send([[0xFF, 0x00], []])
         try rogue.send([Array("TSR".utf8) + [1, 1] + Array(#"{"workerID":"x","host":"h","slots":1,"capabilities":{}}"#.utf8)])
-        try rogue.send(ClusterMessage.result(.init(segment: .init(jobID: "nope", index: 0), attempt: 1, checksum: "0"), payload: [1, 2]).frames())
+        try rogue.send(ClusterMessage.result(.init(segment: .init(jobID: "nope", index: 0), attempt: 1, token: "0", checksum: "0"), payload: [1, 2]).frames())
         rogue.close()
         context.close()
 
@@ -299,7 +336,7 @@ final class Cluster {
                 var task = try SegmentTask(serialized: payload)
                 task.header.settings.profile = "main"
                 let (encoded, checksum) = try SegmentEncoder.encode(task).serializedWithChecksum()
-                try rogue.send(ClusterMessage.result(.init(segment: header.segment, attempt: header.attempt,
+                try rogue.send(ClusterMessage.result(.init(segment: header.segment, attempt: header.attempt, token: header.token,
                                                            checksum: checksum), payload: encoded).frames())
                 refused = header.segment
             default:

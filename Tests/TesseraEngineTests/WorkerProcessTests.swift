@@ -20,7 +20,7 @@ import ZMQKit
             endpoint = router.lastEndpoint!
             process = Process()
             process.executableURL = URL(fileURLWithPath: Tool.tesseraBinary)
-            process.arguments = ["worker", "--connect", endpoint, "--id", "test-worker", "--heartbeat", String(heartbeat)]
+            process.arguments = ["worker", "--connect", endpoint, "--insecure", "--id", "test-worker", "--heartbeat", String(heartbeat)]
             process.standardError = FileHandle.nullDevice
             try process.run()
         }
@@ -67,7 +67,7 @@ import ZMQKit
         #expect(info.capabilities["libavcodec"] != nil && info.capabilities["libx264"] != nil)
 
         let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
-        try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
+        try harness.send(.task(.init(segment: ref, attempt: 1, token: "t1"), payload: task.serialized()))
         let reply = try #require(try harness.next { $0.segment == ref })
         guard case .result(let header, let payload) = reply else {
             Issue.record("expected a result, got \(reply)")
@@ -88,7 +88,7 @@ import ZMQKit
         defer { harness.finish() }
         _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
         let ref = ClusterMessage.SegmentRef(jobID: task.header.jobID, index: task.header.segment.index)
-        try harness.send(.task(.init(segment: ref, attempt: 1), payload: task.serialized()))
+        try harness.send(.task(.init(segment: ref, attempt: 1, token: "t1"), payload: task.serialized()))
         // Keep answering heartbeats while the worker encodes.
         _ = try harness.next(timeout: 0.8) { _ in false }
         harness.process.terminate()

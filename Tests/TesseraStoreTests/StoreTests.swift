@@ -154,9 +154,13 @@ import TesseraCore
         try store.heartbeat(worker: "b", host: "test")
         let lease = try #require(try store.lease(worker: "a", seconds: 60).first)
         let result = SegmentResult(path: "/spool/x", checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
-        #expect(try store.complete(job, lease.index, worker: "b", result: result) == false, "not b's lease")
-        #expect(try store.complete(job, lease.index, worker: "a", result: result))
-        #expect(try store.complete(job, lease.index, worker: "a", result: result) == false, "a late duplicate changes nothing")
+        #expect(!lease.token.isEmpty)
+        #expect(try store.complete(lease, worker: "b", result: result) == false, "not b's lease")
+        #expect(try store.complete(lease, worker: "a", token: "0123456789abcdef", result: result) == false, "not this lease's token")
+        #expect(try store.release(job, lease.index, worker: "a", token: "0123456789abcdef", error: "forged") == false,
+                "a failure counts only with the lease's token too")
+        #expect(try store.complete(lease, worker: "a", result: result))
+        #expect(try store.complete(lease, worker: "a", result: result) == false, "a late duplicate changes nothing")
         let record = try store.job(job)
         #expect(record.segmentsDone == 1)
         #expect(record.framesDone == 10)
@@ -183,10 +187,10 @@ import TesseraCore
 
         let result = SegmentResult(path: "/spool/a \"b\", {c}", offset: 123_456_789_012, checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
         let (w0, l0) = leased[0], (w1, l1) = leased[1]
-        let batch = [JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, result: result),
-                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1 == "a" ? "b" : "a", result: result),
-                     JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, result: result),
-                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1, result: result)]
+        let batch = [JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, token: l0.token, result: result),
+                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1 == "a" ? "b" : "a", token: l1.token, result: result),
+                     JobStore.Completion(jobID: l0.jobID, index: l0.index, worker: w0, token: l0.token, result: result),
+                     JobStore.Completion(jobID: l1.jobID, index: l1.index, worker: w1, token: l1.token, result: result)]
         #expect(try store.complete(batch) == [0, 3], "not the other worker's lease; the same result twice counts once")
         #expect(try store.complete(batch).isEmpty, "late duplicates change nothing")
         let done = try store.segments(l0.jobID).first { $0.index == l0.index }
@@ -255,7 +259,7 @@ import TesseraCore
 
         // These run while the server is down: the store waits for it and carries on.
         let result = SegmentResult(path: "/spool/0", checksum: "c", sizeBytes: 1, encodeSeconds: 0.1)
-        #expect(try store.complete(job, before.index, worker: "w", result: result))
+        #expect(try store.complete(before, worker: "w", result: result))
         let after = try store.lease(worker: "w", seconds: 60, limit: 3)
         group.wait()
         #expect(restarted.current == nil)

@@ -47,10 +47,10 @@ enum TestDatabase {
 }
 
 extension JobStore {
-    /// Records one finished segment. False (and nothing changes) when the worker no longer holds the
-    /// lease: a late duplicate.
-    func complete(_ jobID: String, _ index: Int, worker: String, result: SegmentResult) throws(StoreError) -> Bool {
-        try complete([Completion(jobID: jobID, index: index, worker: worker, result: result)]).contains(0)
+    /// Records one finished segment under `lease`'s token (or `token`). False (and nothing changes) when
+    /// the worker no longer holds the lease, or the token is another's: a late duplicate or a forgery.
+    func complete(_ lease: Lease, worker: String, token: String? = nil, result: SegmentResult) throws(StoreError) -> Bool {
+        try complete([Completion(jobID: lease.jobID, index: lease.index, worker: worker, token: token ?? lease.token, result: result)]).contains(0)
     }
 
     /// A job already planned into `count` segments of 10 frames each (queued → planning → encoding).

@@ -5,7 +5,7 @@
 /// optionally followed by one payload frame (a TSEG task or TRES result blob). Versioned and
 /// self-describing: a receiver refuses what it does not understand and never crashes on it.
 public enum ClusterMessage: Hashable, Sendable {
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = 2
     static let magic: [UInt8] = Array("TSR".utf8)
 
     /// Worker → coordinator: I am here, with these capabilities, and can take `slots` tasks at once.
@@ -30,10 +30,11 @@ public enum ClusterMessage: Hashable, Sendable {
         /// Library versions and threads ("libavcodec", "libx264", "threads"): results are only accepted
         /// from encoders that produce the job's headers.
         public var capabilities: [String: String]
-        /// Tasks it is still encoding (after a reconnect); any other lease in its name is void.
-        public var inFlight: [SegmentRef]
+        /// Tasks it is still encoding (after a reconnect), with their leases' tokens; any other lease in
+        /// its name is void.
+        public var inFlight: [LeaseRef]
 
-        public init(workerID: String, host: String, slots: Int, capabilities: [String: String], inFlight: [SegmentRef] = []) {
+        public init(workerID: String, host: String, slots: Int, capabilities: [String: String], inFlight: [LeaseRef] = []) {
             self.workerID = workerID
             self.host = host
             self.slots = slots
@@ -52,26 +53,43 @@ public enum ClusterMessage: Hashable, Sendable {
         }
     }
 
+    /// A segment under one lease: the lease's token, which only the task sent under it carries.
+    public struct LeaseRef: Codable, Hashable, Sendable {
+        public var segment: SegmentRef
+        public var token: String
+
+        public init(segment: SegmentRef, token: String) {
+            self.segment = segment
+            self.token = token
+        }
+    }
+
     public struct TaskHeader: Codable, Hashable, Sendable {
         public var segment: SegmentRef
-        /// The lease's attempt number, so a late result from an earlier attempt is recognised.
+        /// The lease's attempt number (for the logs).
         public var attempt: Int
+        /// The lease's token: a result counts only with it, from the worker the task was sent to.
+        public var token: String
 
-        public init(segment: SegmentRef, attempt: Int) {
+        public init(segment: SegmentRef, attempt: Int, token: String) {
             self.segment = segment
             self.attempt = attempt
+            self.token = token
         }
     }
 
     public struct ResultHeader: Codable, Hashable, Sendable {
         public var segment: SegmentRef
         public var attempt: Int
+        /// The task's lease token.
+        public var token: String
         /// The payload's XXH64 (`PayloadChecksum`, as its trailer carries it), recorded in the store.
         public var checksum: String
 
-        public init(segment: SegmentRef, attempt: Int, checksum: String) {
+        public init(segment: SegmentRef, attempt: Int, token: String, checksum: String) {
             self.segment = segment
             self.attempt = attempt
+            self.token = token
             self.checksum = checksum
         }
     }
@@ -79,11 +97,14 @@ public enum ClusterMessage: Hashable, Sendable {
     public struct Failure: Codable, Hashable, Sendable {
         public var segment: SegmentRef
         public var attempt: Int
+        /// The task's lease token.
+        public var token: String
         public var error: String
 
-        public init(segment: SegmentRef, attempt: Int, error: String) {
+        public init(segment: SegmentRef, attempt: Int, token: String, error: String) {
             self.segment = segment
             self.attempt = attempt
+            self.token = token
             self.error = error
         }
     }
@@ -151,6 +172,16 @@ public enum ClusterMessage: Hashable, Sendable {
 }
 
 extension ClusterMessage {
+    /// The lease a task, result or failure is about.
+    public var lease: LeaseRef? {
+        switch self {
+        case .result(let header, _): return LeaseRef(segment: header.segment, token: header.token)
+        case .failure(let failure): return LeaseRef(segment: failure.segment, token: failure.token)
+        case .task(let header, _): return LeaseRef(segment: header.segment, token: header.token)
+        default: return nil
+        }
+    }
+
     /// The segment a result or failure is about.
     public var segment: SegmentRef? {
         switch self {
