@@ -91,6 +91,24 @@ int tessera_malloc_keep_freed(int largest_from_heap, int kept_free) {
 #endif
 }
 
+int tessera_malloc_one_arena(void) {
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+    return mallopt(M_ARENA_MAX, 1) == 1;
+#else
+    return 0;
+#endif
+}
+
+#if defined(__GLIBC__)
+// `tessera worker` keeps one malloc arena from its first allocation on (ProcessAllocator.useOneArena):
+// the setting only binds threads that have not allocated yet, and Swift's runtime starts threads before
+// any command runs. glibc calls constructors with the program's arguments.
+__attribute__((constructor)) static void tessera_worker_allocator(int argc, char **argv, char **envp) {
+    (void)envp;
+    if (argc > 1 && argv[1] != NULL && strcmp(argv[1], "worker") == 0) tessera_malloc_one_arena();
+}
+#endif
+
 extern char **environ;
 
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path) {

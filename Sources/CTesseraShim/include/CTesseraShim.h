@@ -45,6 +45,9 @@ int tessera_malloc_perturb(int byte);
 /// end stay with the process (glibc M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). Returns 1 when the
 /// allocator took both.
 int tessera_malloc_keep_freed(int largest_from_heap, int kept_free);
+
+/// Limits glibc to one arena (M_ARENA_MAX): 1 when set, 0 where there is no such setting.
+int tessera_malloc_one_arena(void);
 /// Runs `argv[0]` with stdin from /dev/null, stdout and stderr to the given files, in `directory`
 /// (or here when NULL), every other descriptor closed, and waits for it. Returns its exit status
 /// (128 + signal when killed), or -errno when it could not be started.
