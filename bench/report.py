@@ -207,6 +207,27 @@ def main():
         "workersByBandwidth": int(by_bytes),
     }
 
+    # 3b: what the transport costs, over loopback TCP in plaintext and with CURVE (the runs above use ipc).
+    def wall_rate(runs, key):
+        return statistics.median(key(j) / j["timings"]["encodingWall"] for _, j in runs)
+    transports = {}
+    for transport in ["tcp", "curve"]:
+        ceiling_t, bandwidth_t = tessera_runs(raw, f"ceiling-{transport}"), tessera_runs(raw, f"bandwidth-{transport}")
+        if not ceiling_t or not bandwidth_t:
+            continue
+        rate_t = wall_rate(ceiling_t, lambda j: j["timings"]["segmentsDispatched"])
+        mbps_t = wall_rate(bandwidth_t, lambda j: (j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / 1e6)
+        busy = min(rate_t * seg_encode, mbps_t * 1e6 / seg_bytes * seg_encode)
+        # What one libzmq I/O thread moves per second of a core (with CURVE, its encryption): here the
+        # benchmark workers' own decryption shares the 2 cores, so the measured MB/s understates it.
+        io_mbps = statistics.median((j["timings"]["payloadBytes"] + j["timings"]["resultBytes"]) / 1e6 / max(j["timings"]["zmqIO"], 1e-6)
+                                    for _, j in bandwidth_t)
+        transports[transport] = {"segmentsPerSecond": round(rate_t, 1), "megabytesPerSecond": round(mbps_t, 1),
+                                 "workersKeptBusy": figure(int(busy), ">= 200", busy >= 200, "1080p workers"),
+                                 "ioThreadMegabytesPerCoreSecond": round(io_mbps, 1),
+                                 "workersPerIOThreadWithACore": int(io_mbps * 1e6 / seg_bytes * seg_encode)}
+    results["ceiling"]["transports"] = transports
+
     # 5: memory.
     worker_rss = max(j["peakRSSBytes"]["worker"] for j in real)
     coord = {n: statistics.median(j["peakRSSBytes"]["coordinator"] for _, j in tessera_runs(raw, f"memory-{n}s")) for n in lengths}
@@ -262,6 +283,11 @@ def print_table(r):
     row("coordinator MB/s (payloads + results)", c["megabytesPerSecond"])
     row("1080p encode s per segment / MB per segment", f"{c['encodeSecondsPerSegment1080p']} / {c['megabytesPerSegment1080p']}")
     row("1080p workers one coordinator keeps busy", c["workersKeptBusy"]["value"], ">= 200", c["workersKeptBusy"]["met"])
+    for transport, t in c.get("transports", {}).items():
+        row(f"over {transport}: segments/s / MB/s", f"{t['segmentsPerSecond']} / {t['megabytesPerSecond']}")
+        row(f"over {transport}: 1080p workers kept busy", t["workersKeptBusy"]["value"], ">= 200", t["workersKeptBusy"]["met"])
+        row(f"over {transport}: MB/s per I/O thread with a core / 1080p workers each (derived)",
+            f"{t['ioThreadMegabytesPerCoreSecond']} / {t['workersPerIOThreadWithACore']}")
     for label, q in r["quality"].items():
         row(f"{label} size vs ffmpeg", q["sizeRatio"]["value"], "0.97-1.03", q["sizeRatio"]["met"])
         row(f"{label} PSNR vs ffmpeg dB", q["psnrDifferenceDB"]["value"], "±0.1", q["psnrDifferenceDB"]["met"])

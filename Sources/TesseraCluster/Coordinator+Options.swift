@@ -22,6 +22,9 @@ extension Coordinator {
         /// it cannot hold up the others; libzmq frees it when its own heartbeat closes that connection
         /// (twice the silence that ends a worker, see `run`).
         public var sendWindowBytes: Int = 16 << 20
+        /// libzmq's I/O threads: they frame, and with CURVE encrypt, what the workers send and receive
+        /// (a worker's connection stays on one).
+        public var ioThreads = 1
         /// CURVE keys and the authorized worker keys; nil: plaintext, anyone who reaches the endpoint may
         /// join (an `ipc://` endpoint in a private directory, or `--insecure`).
         public var security: CoordinatorSecurity?

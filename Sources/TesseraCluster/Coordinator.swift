@@ -47,7 +47,11 @@ public final class Coordinator: Sendable {
     public var endpoint: String? { boundEndpoint.current }
 
     /// Where this coordinator's time went so far, over every job it handled.
-    public var timings: PhaseTimings { phaseTimings.current }
+    public var timings: PhaseTimings {
+        var timings = phaseTimings.current
+        timings.zmqIO = Self.libzmqIOThreadsCPU()
+        return timings
+    }
 
     /// Runs until `stop` is cancelled, then waits for planning and stitching threads (no half-written
     /// output). Throws when the store stays unreachable.
@@ -60,7 +64,7 @@ public final class Coordinator: Sendable {
         try store.listen()
         let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings)
         defer { spooler.stop() }
-        let context = try ZMQContext()
+        let context = try ZMQContext(ioThreads: options.ioThreads)
         defer { context.close() }
         let socket = try ZMQSocket(context, .router)
         defer { socket.close() }
@@ -125,6 +129,22 @@ public final class Coordinator: Sendable {
                     nextLook = Stopwatch.now + 1
                 }
             }
+        }
+    }
+
+    /// Processor seconds libzmq's I/O threads of this process used so far (Linux: the tasks named
+    /// `ZMQbg/IO/N`); 0 where that cannot be read.
+    static func libzmqIOThreadsCPU() -> Double {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return 0 }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return tasks.reduce(0) { total, task in
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8), name.hasPrefix("ZMQbg/IO"),
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return total }
+            // After the name: state is field 3; utime and stime are fields 14 and 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return total }
+            return total + (user + system) / ticks
         }
     }
 

@@ -34,6 +34,8 @@ final class CoordinatorLoop {
     /// last checked against; nil on a plaintext transport.
     let authorized: AuthorizedKeys?
     var keysChecked = 0
+    /// Keys whose dropped messages were logged (once each).
+    var droppedKeysLogged: Set<String> = []
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -142,7 +144,9 @@ final class CoordinatorLoop {
             let joinedWith = machine.peers[worker]?.key
             guard let key, authorized.isAuthorized(key), joinedWith == nil || joinedWith == key else {
                 if let lease = message.lease { try refuse(lease.segment, from: worker, "its key is not authorized") }
-                logger.warning("dropped a message from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
+                if droppedKeysLogged.insert(key ?? "").inserted {
+                    logger.warning("dropping messages from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
+                }
                 return
             }
         }

@@ -91,17 +91,37 @@ struct LocalJobService: Service {
         // ipc paths are limited to ~100 bytes: keep the socket in /tmp.
         let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
         made.withValue { $0 += [scratch, URL(fileURLWithPath: socket)] }
-        let endpoint = "ipc://\(socket)"
+        var endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
 
         var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"))
+        var workerArguments = request.transport == .tcp ? ["--insecure"] : []
+        if request.transport == .curve {
+            do {
+                let coordinatorKeys = try SecurityError.generate(name: scratch.appendingPathComponent("coordinator").path)
+                let workerKeys = try SecurityError.generate(name: scratch.appendingPathComponent("worker").path)
+                let authorized = scratch.appendingPathComponent("authorized_workers").path
+                try (workerKeys.keys.publicKey + "\n").write(toFile: authorized, atomically: true, encoding: .utf8)
+                options.security = try CoordinatorSecurity(keyFile: coordinatorKeys.keyFile, authorizedKeysPath: authorized)
+                workerArguments = ["--key", workerKeys.keyFile, "--coordinator-key", coordinatorKeys.publicFile]
+            } catch {
+                throw StoreError("CURVE keys for the benchmark: \(error)")
+            }
+        }
         options.onlyJob = id
         options.planningWorkers = request.workers
         options.heartbeatInterval = 0.5
         options.benchmark = request.benchBytesPerFrame != nil
         options.knownProbe = plan.probe
+        options.ioThreads = request.ioThreads
         let coordinator = Coordinator(options: options, logger: logger)
         self.coordinator.assign(coordinator)
-        workers.join(endpoint)
+        if request.transport != .ipc {
+            // The port is the coordinator's to pick: the workers wait until it has bound.
+            let deadline = Stopwatch.now + 10
+            while coordinator.endpoint == nil, Stopwatch.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            endpoint = coordinator.endpoint ?? endpoint
+        }
+        workers.join(endpoint, arguments: workerArguments)
 
         let startup = Stopwatch.now - started
         var resting = false

@@ -17,6 +17,12 @@ public struct LocalTranscode: Sendable {
         case embedded(EmbeddedPostgres)
     }
 
+    /// How the private coordinator and its workers talk: a socket in a private directory, or (benchmarks)
+    /// loopback TCP in plaintext or with CURVE keys made for the run.
+    public enum Transport: String, Sendable, CaseIterable {
+        case ipc, tcp, curve
+    }
+
     public struct Request: Sendable {
         /// nil: a 10 s 720p sample clip is generated and transcoded.
         public var input: String?
@@ -31,6 +37,9 @@ public struct LocalTranscode: Sendable {
         public var benchBytesPerFrame: Int?
         /// Benchmark only: tasks each benchmark worker takes at once.
         public var benchSlots = 1
+        public var transport = Transport.ipc
+        /// The private coordinator's libzmq I/O threads.
+        public var ioThreads = 1
 
         public init(input: String?, output: String, spec: JobSpec, workers: Int, store: Store, binary: String) {
             self.input = input

@@ -33,15 +33,15 @@ public struct LocalWorkerPool: Service {
     public static let encodeNiceness = 5
 
     public let options: Options
-    let endpoint = Handoff<String>()
+    let endpoint = Handoff<(String, [String])>()
     let control = Control()
 
     public init(options: Options) {
         self.options = options
     }
 
-    /// Starts the workers, connected to `endpoint`.
-    func join(_ endpoint: String) { self.endpoint.hand(endpoint) }
+    /// Starts the workers, connected to `endpoint`, with these more arguments (keys) each.
+    func join(_ endpoint: String, arguments: [String] = []) { self.endpoint.hand((endpoint, arguments)) }
 
     /// Sends the workers away (SIGTERM: they hand back what they hold).
     func rest() { control.update { $0.resting = true } }
@@ -53,24 +53,24 @@ public struct LocalWorkerPool: Service {
     var failure: String? { control.state.current.failure }
 
     public func run() async {
-        guard let endpoint = await endpoint.valueUnlessShutdown() else { return }
+        guard let (endpoint, arguments) = await endpoint.valueUnlessShutdown() else { return }
         let control = control
         await withTaskCancellationOrGracefulShutdownHandler {
-            await DedicatedThread.run("tessera-workers") { supervise(endpoint) }
+            await DedicatedThread.run("tessera-workers") { supervise(endpoint, arguments) }
         } onCancelOrGracefulShutdown: {
             control.update { $0.stopping = true }
         }
     }
 
     /// Looks after the processes until told to stop, then stops them; every `Process` stays on this thread.
-    func supervise(_ endpoint: String) {
+    func supervise(_ endpoint: String, _ arguments: [String]) {
         let parent = ProcessInfo.processInfo.processIdentifier
         func start(_ n: Int) -> Process? {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: options.binary)
             process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(parent)-\(n)", "--threads", String(options.threads),
                                  "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
-                + (options.benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(options.benchSlots)] } ?? [])
+                + (options.benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(options.benchSlots)] } ?? []) + arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do { try process.run() } catch { return nil }

@@ -42,6 +42,8 @@ public struct PhaseTimings: Codable, Hashable, Sendable {
     public var workerEncode: Double = 0
     public var segmentsDispatched: Int = 0
     public var payloadBytes: Int64 = 0
+    /// Processor time of libzmq's I/O threads (framing, and with CURVE encryption), not in any phase above.
+    public var zmqIO: Double = 0
     public var resultBytes: Int64 = 0
 
     public init() {}

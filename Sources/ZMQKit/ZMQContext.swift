@@ -7,8 +7,15 @@ public final class ZMQContext: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private var closed = false
 
-    public init() throws(ZMQError) {
+    /// A context whose sockets' traffic runs on `ioThreads` threads of libzmq's (its framing, and with
+    /// CURVE its encryption; a connection stays on one of them).
+    public init(ioThreads: Int = 1) throws(ZMQError) {
         guard let ctx = zmq_ctx_new() else { throw ZMQError(call: "zmq_ctx_new") }
+        if ioThreads != 1, zmq_ctx_set(ctx, ZMQ_IO_THREADS, Int32(ioThreads)) != 0 {
+            let error = ZMQError(call: "zmq_ctx_set(ZMQ_IO_THREADS)")
+            zmq_ctx_term(ctx)
+            throw error
+        }
         handle = ctx
     }
 

@@ -22,6 +22,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var maxMessageSize: Int64 = 1 << 30
     @Option(help: "Megabytes of task payloads sent to connected workers but not yet on the wire at most; no new task is packed beyond it.")
     var sendWindow: Double = 16
+    @Option(help: "libzmq I/O threads: they frame, and with CURVE encrypt, the workers' traffic; more than 1 when encryption keeps one core busy.")
+    var ioThreads: Int = 1
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var security: CoordinatorKeyOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
@@ -45,6 +47,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         var options = Coordinator.Options(bind: bind, databaseURL: url, spool: spoolURL,
                                           coordinatorID: id ?? "coordinator@\(ProcessInfo.processInfo.hostName):\(bind)")
         options.security = keys
+        guard (1...64).contains(ioThreads) else { throw ValidationError("--io-threads must be between 1 and 64") }
+        options.ioThreads = ioThreads
         options.heartbeatInterval = heartbeat
         options.attemptLimit = attempts
         options.maximumMessageSize = maxMessageSize

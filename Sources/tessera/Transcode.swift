@@ -32,6 +32,11 @@ struct Transcode: AsyncParsableCommand {
     /// between round trips; taking several tasks each, they keep as many in flight as a cluster of
     /// that many real workers, which encode for seconds, would.
     @Option(name: .customLong("bench-slots"), help: .hidden) var benchSlots: Int = 1
+    /// Benchmark only: the private cluster's transport, `ipc` (as always), `tcp` (loopback, plaintext) or
+    /// `curve` (loopback, CURVE keys made for the run), to measure what encryption costs the coordinator.
+    @Option(name: .customLong("bench-transport"), help: .hidden) var benchTransport: LocalTranscode.Transport = .ipc
+    /// Benchmark only: the private coordinator's libzmq I/O threads.
+    @Option(name: .customLong("bench-io-threads"), help: .hidden) var benchIOThreads: Int = 1
 
     func run() async throws {
         let report = JobReport(input: input, output: output)
@@ -59,6 +64,8 @@ struct Transcode: AsyncParsableCommand {
         }
         request.benchBytesPerFrame = benchBytesPerFrame
         request.benchSlots = benchSlots
+        request.transport = benchTransport
+        request.ioThreads = benchIOThreads
         if input == nil { FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8)) }
 
         // The input is checked and planned before anything starts; Ctrl-C or SIGTERM cancels the job.
@@ -140,3 +147,5 @@ struct TranscodeSummary: Codable {
                output, frames, segments, durationSeconds, wallSeconds, speed, level)
     }
 }
+
+extension LocalTranscode.Transport: ExpressibleByArgument {}

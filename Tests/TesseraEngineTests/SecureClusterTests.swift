@@ -136,10 +136,10 @@ import ZMQKit
         try cluster.startCoordinator()
         try cluster.startWorker("a", key: a)
         try cluster.startWorker("b", key: b)
-        // 640x360 at medium in 2 s segments: each takes seconds, so the revocation (read within a second of
-        // the change) lands while worker a encodes.
+        // Noisy 640x360 at medium in 2 s segments: each takes seconds, so the revocation (read within a
+        // second of the change) lands while worker a encodes.
         let source = try Fixtures.media("secure-revoke.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-t", "8",
-                                                              "-c:v", "libx264", "-preset", "veryfast", "-g", "25"])
+                                                              "-vf", "noise=alls=40:allf=t", "-c:v", "libx264", "-preset", "veryfast", "-g", "25"])
         let output = cluster.directory.appendingPathComponent("out.mp4").path
         let job = try cluster.submit(source, output, ["--preset", "medium", "--segment-seconds", "2"])
         let store = try cluster.openStore()
@@ -157,8 +157,9 @@ import ZMQKit
         let lateLeases = try store.events(job).filter { $0.worker == "a" && (formatter.date(from: $0.at) ?? .distantPast) > revoked.addingTimeInterval(5) }
         #expect(lateLeases.isEmpty, "worker a was leased \(lateLeases.count) segments more than 5 s after its key went")
         #expect(cluster.log("coordinator.log").contains("worker's key revoked, its leases return"))
+        let history = try store.events(job).filter { $0.segmentIndex != nil }.map { "\($0.at) \($0.segmentIndex!) \($0.from ?? "") -> \($0.to) \($0.detail ?? "")" }
         #expect(try store.events(job).contains { $0.from == "leased" && $0.to == "pending" && $0.detail == "worker a: its key was revoked" },
-                "the segment it was encoding went back to pending")
+                "the segment it was encoding went back to pending; revoked at \(revoked): \(history.joined(separator: "; "))\n\(cluster.log("coordinator.log"))")
     }
 
     /// A rogue peer with a listed key: a forged token, a result from a peer that holds no lease, and 20
