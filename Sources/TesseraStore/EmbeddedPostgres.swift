@@ -18,12 +18,29 @@ public struct EmbeddedPostgres: Sendable {
     /// `$XDG_STATE_HOME/tessera`, else `~/.local/state/tessera`; as root `/var/lib/tessera`, because the
     /// server account cannot enter root's home.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        if geteuid() == 0 { return URL(fileURLWithPath: "/var/lib/tessera") }
-        if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
+        if let chosen = environment["TESSERA_DATA_DIR"], !chosen.isEmpty { return URL(fileURLWithPath: chosen) }
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty,
+           geteuid() != 0 || othersCanEnter(URL(fileURLWithPath: state).deletingLastPathComponent().path) {
             return URL(fileURLWithPath: state).appendingPathComponent("tessera")
         }
+        if geteuid() == 0 { return URL(fileURLWithPath: "/var/lib/tessera") }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state/tessera")
     }
+
+    /// Whether another account (as root, the server runs as `postgres`) can reach `path`: every
+    /// directory from the root down lets others search it.
+    static func othersCanEnter(_ path: String) -> Bool {
+        var current = URL(fileURLWithPath: path).standardizedFileURL
+        while true {
+            var info = stat()
+            if stat(current.path, &info) == 0, info.st_mode & S_IXOTH == 0 { return false }
+            if current.path == "/" { return true }
+            current = current.deletingLastPathComponent()
+        }
+    }
+
+    /// Whether the server's directory has been initialised (the first `start` does it).
+    public var isInitialised: Bool { FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) }
 
     var dataDirectory: URL { directory.appendingPathComponent("pgdata") }
     var logFile: URL { directory.appendingPathComponent("postgres.log") }

@@ -8,7 +8,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "PostgreSQL connection URL (default: $TESSERA_DATABASE_URL, else the embedded server).")
     var databaseURL: String?
 
-    @Option(help: "Directory of the embedded PostgreSQL (default: $XDG_STATE_HOME/tessera; /var/lib/tessera as root).")
+    @Option(help: "Directory of the embedded PostgreSQL (default: $TESSERA_DATA_DIR, else $XDG_STATE_HOME/tessera, else ~/.local/state/tessera; /var/lib/tessera as root).")
     var dataDir: String?
 
     var embedded: EmbeddedPostgres {
@@ -24,8 +24,15 @@ struct DatabaseOptions: ParsableArguments {
     /// The store's URL, starting the embedded server when that is the store.
     func resolveURL() throws(StoreError) -> String {
         if let url = explicitURL { return url }
+        announceNewStore()
         try embedded.start()
         return embedded.url
+    }
+
+    /// Says once, when the embedded store is about to be created, where it will be.
+    func announceNewStore() {
+        guard explicitURL == nil, !embedded.isInitialised else { return }
+        FileHandle.standardError.write(Data("tessera: creating the job store in \(embedded.directory.path) (tessera db stop stops its server)\n".utf8))
     }
 
     /// Connects (starting the embedded server if that is the store) and brings the schema up to date.

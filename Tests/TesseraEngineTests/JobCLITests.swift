@@ -5,6 +5,32 @@ import Testing
 @Suite(.serialized) struct JobCLITests {
     let binary = Tool.tesseraBinary
 
+    /// TESSERA_DATA_DIR chooses the embedded store for every command; its first use says where it is.
+    @Test func tesseraDataDirSeparatesTwoStores() throws {
+        let tag = UUID().uuidString.prefix(6)
+        let (a, b) = (Fixtures.directory.appendingPathComponent("store-a-\(tag)").path, Fixtures.directory.appendingPathComponent("store-b-\(tag)").path)
+        func env(_ dir: String) -> [String: String] { ProcessInfo.processInfo.environment.merging(["TESSERA_DATA_DIR": dir]) { $1 } }
+        defer {
+            for dir in [a, b] {
+                _ = try? Tool.run(binary, ["db", "stop"], environment: env(dir))
+                try? FileManager.default.removeItem(atPath: dir)
+            }
+        }
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let first = try Tool.run(binary, ["submit", source, "-o", Fixtures.output("store-a.mp4")], environment: env(a))
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("tessera: creating the job store in \(a)"))
+        let again = try Tool.run(binary, ["submit", source, "-o", Fixtures.output("store-a2.mp4")], environment: env(a))
+        #expect(!again.stderr.contains("creating the job store"), "said once")
+        let listA = try Tool.run(binary, ["list", "--json"], environment: env(a))
+        let listB = try Tool.run(binary, ["list", "--json"], environment: env(b))
+        #expect(listA.status == 0 && listB.status == 0, "\(listA.stderr) \(listB.stderr)")
+        let jobsA = try #require(try JSONSerialization.jsonObject(with: listA.stdout) as? [Any])
+        let jobsB = try #require(try JSONSerialization.jsonObject(with: listB.stdout) as? [Any])
+        #expect(jobsA.count == 2 && jobsB.isEmpty, "each store holds its own jobs")
+        #expect(FileManager.default.fileExists(atPath: b + "/pgdata/PG_VERSION"))
+    }
+
     @Test func submitStatusListCancel() throws {
         let dir = Fixtures.directory.appendingPathComponent("db-\(UUID().uuidString.prefix(6))").path
         let db = ["--data-dir", dir]
