@@ -83,7 +83,9 @@ struct LocalJobService: Service {
         defer { store.close() }
         try store.listen()
         let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
-        let id = try store.submit(input: plan.inputPath, output: output, spec: request.spec)
+        // The job names its private coordinator: another coordinator on the same store leaves it alone.
+        let coordinatorID = "transcode@\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+        let id = try store.submit(input: plan.inputPath, output: output, spec: request.spec, coordinator: coordinatorID)
 
         let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
             .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
@@ -93,7 +95,8 @@ struct LocalJobService: Service {
         made.withValue { $0 += [scratch, URL(fileURLWithPath: socket)] }
         var endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
 
-        var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"))
+        var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"),
+                                          coordinatorID: coordinatorID)
         var workerArguments = request.transport == .tcp ? ["--insecure"] : []
         if request.transport == .curve {
             do {

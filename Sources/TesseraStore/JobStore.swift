@@ -70,12 +70,12 @@ public final class JobStore {
 
     // MARK: Jobs
 
-    /// Queues a job; returns its id.
-    public func submit(input: String, output: String, spec: JobSpec) throws(StoreError) -> String {
+    /// Queues a job; returns its id. With `coordinator`, only the coordinator of that id may take it.
+    public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil) throws(StoreError) -> String {
         let id = UUID().uuidString.lowercased()
         _ = try run("submitting the job", """
-            INSERT INTO jobs (id, input, output, settings, settings_hash) VALUES ($1::uuid, $2, $3, $4::jsonb, $5)
-            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest])
+            INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator) VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6)
+            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator])
         return id
     }
 
@@ -116,11 +116,12 @@ public final class JobStore {
         guard moved.affected == 1 else { throw StoreError("job \(id) changed state meanwhile (wanted \(current.state.rawValue) → \(state.rawValue))") }
     }
 
-    /// Takes the oldest queued job for planning; nil when none is queued.
+    /// Takes the oldest queued job for planning that names no coordinator or this one; nil when none is queued.
     public func claimQueuedJob(coordinator: String, only job: String? = nil) throws(StoreError) -> JobRecord? {
         let rows = try run("claiming a job", """
             UPDATE jobs SET state = 'planning', coordinator = $1
             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
+                            AND (assigned_coordinator IS NULL OR assigned_coordinator = $1)
                         ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
             """, [coordinator, job])

@@ -15,6 +15,7 @@ struct Submit: ParsableCommand {
     @OptionGroup var encode: EncodeOptions
     @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).") var segmentSeconds: Double?
     @Flag(help: "Follow the job and exit with its result.") var wait = false
+    @Option(help: "Only the coordinator with this id (its --id) may take the job; others leave it alone.") var coordinator: String?
     @OptionGroup var hooks: HookOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -40,7 +41,7 @@ struct Submit: ParsableCommand {
         do throws(StoreError) {
             let store = try database.open()
             defer { store.close() }
-            let id = try store.submit(input: inputPath, output: outputPath, spec: spec)
+            let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator)
             report.jobID = id
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
             if wait { final = try Follower(store: store, id: id).follow() }

@@ -138,6 +138,31 @@ final class Cluster {
 }
 
 @Suite(.serialized) struct ClusterTests {
+    /// A job goes to the coordinator it names: a general coordinator on the store of `tessera transcode`
+    /// leaves the transcode's job to its private coordinator, and a job submitted for another id alone.
+    @Test func aGeneralCoordinatorLeavesJobsMeantForAnother() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("w")
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let transcoded = try Tool.run(cluster.binary, ["transcode", source, "-o", cluster.directory.appendingPathComponent("t.mp4").path,
+                                                       "--preset", "veryfast", "--json"] + cluster.db)
+        #expect(transcoded.status == 0, "\(transcoded.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: transcoded.stdout) as? [String: Any])
+        let transcodeJob = try #require(report["job"] as? String)
+        let elsewhere = try cluster.submit(source, cluster.directory.appendingPathComponent("e.mp4").path, ["--coordinator", "another-one"])
+        let anyone = try cluster.submit(source, cluster.directory.appendingPathComponent("a.mp4").path)
+        #expect(try cluster.wait(anyone).state == .done, "a job that names no coordinator is the general one's")
+        let log = cluster.log("coordinator.log")
+        #expect(log.contains(anyone), "the log names the jobs it takes (so the checks below can fail)")
+        #expect(!log.contains(transcodeJob), "the general coordinator took the transcode's job")
+        #expect(!log.contains(elsewhere))
+        let store = try cluster.openStore()
+        defer { store.close() }
+        #expect(try store.job(elsewhere).state == .queued)
+    }
+
     /// Three worker processes give the single-process engine's file, byte for byte.
     @Test func threeWorkersGiveTheSingleProcessOutput() throws {
         let cluster = try Cluster()
