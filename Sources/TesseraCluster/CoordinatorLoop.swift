@@ -188,6 +188,14 @@ final class CoordinatorLoop {
                 logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
                                                             "error": "\(failure.error)"])
             }
+        case .busy(let lease):
+            // A worker with no free slot (it took fewer than it said, or restarted): the lease goes back
+            // at once, no attempt counted.
+            if let refusal = machine.answerArrived(lease, from: worker) {
+                return try refuse(lease.segment, from: worker, "busy reply refused: \(refusal)")
+            }
+            try store.release(lease.segment.jobID, lease.segment.index, worker: worker, token: lease.token, error: nil)
+            machine.handedBack()
         case .bye(let handedBack):
             for ref in handedBack { try store.release(ref.jobID, ref.index, worker: worker, error: nil) }
             try store.releaseAll(worker: worker, reason: "worker \(worker) left")

@@ -60,7 +60,7 @@ struct CoordinatorStateMachine {
 
     /// The message kinds a worker sends, and those only coordinators send (refused).
     enum MessageKind: Equatable {
-        case ready, heartbeat, result, failure, bye, coordinatorOnly
+        case ready, heartbeat, result, failure, bye, busy, coordinatorOnly
     }
 
     enum DispatchAction: Equatable {
@@ -413,6 +413,7 @@ extension ClusterMessage {
         case .result: .result
         case .failure: .failure
         case .bye: .bye
+        case .busy: .busy
         case .task, .cancel: .coordinatorOnly
         }
     }

@@ -8,12 +8,15 @@ import TesseraStore
 public struct EmbeddedPostgresService: Service {
     public let server: EmbeddedPostgres
     public let stopsOnShutdown: Bool
+    /// Called once the server is wanted, before it starts.
+    let starting: (@Sendable () -> Void)?
     let wanted = Handoff<Void>()
     let started = Handoff<Result<String, StoreError>>()
 
-    public init(server: EmbeddedPostgres, stopsOnShutdown: Bool = false) {
+    public init(server: EmbeddedPostgres, stopsOnShutdown: Bool = false, starting: (@Sendable () -> Void)? = nil) {
         self.server = server
         self.stopsOnShutdown = stopsOnShutdown
+        self.starting = starting
     }
 
     /// The server's URL once it runs; the first call has `run` start it.
@@ -27,6 +30,7 @@ public struct EmbeddedPostgresService: Service {
         // Whoever waits for the URL is answered, whatever happens here.
         defer { started.withdraw() }
         guard await wanted.valueUnlessShutdown() != nil else { return }
+        starting?()
         let server = server, stopsOnShutdown = stopsOnShutdown
         let (result, startedHere) = await DedicatedThread.run("tessera-postgres") { () -> (Result<String, StoreError>, Bool) in
             // Whether it ran already matters only to a service that stops what it started.

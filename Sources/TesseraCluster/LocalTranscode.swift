@@ -38,6 +38,8 @@ public struct LocalTranscode: Sendable {
         /// Benchmark only: tasks each benchmark worker takes at once.
         public var benchSlots = 1
         public var transport = Transport.ipc
+        /// Called when the embedded store is about to start (the job is ready to be queued).
+        public var storeStarting: (@Sendable () -> Void)?
         /// The private coordinator's libzmq I/O threads.
         public var ioThreads = 1
 
@@ -86,7 +88,7 @@ public struct LocalTranscode: Sendable {
         let store: LocalJobService.Store
         switch request.store {
         case .url(let url): store = .url(url)
-        case .embedded(let server): store = .embedded(EmbeddedPostgresService(server: server))
+        case .embedded(let server): store = .embedded(EmbeddedPostgresService(server: server, starting: request.storeStarting))
         }
         var pool = LocalWorkerPool.Options(binary: request.binary, count: request.workers, threads: request.spec.settings.threads)
         pool.benchBytesPerFrame = request.benchBytesPerFrame

@@ -66,8 +66,8 @@ final class WorkerSession {
         if let security = options.security {
             try socket.setCurveClient(serverKey: security.coordinatorKey, keys: security.keys)
         }
-        // libzmq retries a refused or broken connection itself: once a second at first, backing off to 8 s.
-        try socket.setReconnectInterval(seconds: 1, maximum: 8)
+        // libzmq retries a refused or broken connection itself: after 0.1 s at first, backing off to 8 s.
+        try socket.setReconnectInterval(seconds: 0.1, maximum: 8)
         // A connection whose handshake failed takes no messages: a send then gives up instead of blocking.
         try socket.setSendTimeout(seconds: 1)
         try socket.connect(options.endpoint)
@@ -125,10 +125,17 @@ final class WorkerSession {
             }
             switch message {
             case .task(let header, _):
+                // Beyond its slots a worker takes nothing: the coordinator gets the lease back at once.
+                guard inFlight[header.segment] != nil || inFlight.count < options.slots else {
+                    guard try deliver(.busy(.init(segment: header.segment, token: header.token)), socket) else { return .coordinatorSilent }
+                    logger.warning("refused a task beyond this worker's slots", metadata: ["job.id": "\(header.segment.jobID)",
+                                                                                          "segment.index": "\(header.segment.index)"])
+                    continue
+                }
                 start(header, frames[1])
             case .cancel(let jobID):
                 for (ref, task) in inFlight where ref.jobID == jobID { task.flag.cancel() }
-            case .heartbeat, .ready, .result, .failure, .bye:
+            case .heartbeat, .ready, .result, .failure, .bye, .busy:
                 break
             }
         }

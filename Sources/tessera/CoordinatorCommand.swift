@@ -37,7 +37,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         let keys = try security.security(bind: bind)
         let url: String
         do throws(StoreError) {
-            url = try database.resolveURL()
+            url = try database.resolveURL(announcing: true)
         } catch {
             throw Tessera.fail(error)
         }

@@ -21,10 +21,11 @@ struct DatabaseOptions: ParsableArguments {
         return nil
     }
 
-    /// The store's URL, starting the embedded server when that is the store.
-    func resolveURL() throws(StoreError) -> String {
+    /// The store's URL, starting the embedded server when that is the store; `announcing` says where when
+    /// it creates it (commands that only read leave it unsaid, their errors one line).
+    func resolveURL(announcing: Bool = false) throws(StoreError) -> String {
         if let url = explicitURL { return url }
-        announceNewStore()
+        if announcing { announceNewStore() }
         try embedded.start()
         return embedded.url
     }
@@ -36,7 +37,7 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Connects (starting the embedded server if that is the store) and brings the schema up to date.
-    func open() throws(StoreError) -> JobStore {
-        try JobStore(url: try resolveURL(), migrate: true, reconnectTimeout: 5)
+    func open(announcing: Bool = false) throws(StoreError) -> JobStore {
+        try JobStore(url: try resolveURL(announcing: announcing), migrate: true, reconnectTimeout: 5)
     }
 }

@@ -39,7 +39,7 @@ struct Submit: ParsableCommand {
         }
         var final: JobRecord?
         do throws(StoreError) {
-            let store = try database.open()
+            let store = try database.open(announcing: true)
             defer { store.close() }
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator)
             report.jobID = id

@@ -64,7 +64,7 @@ struct Transcode: AsyncParsableCommand {
         }
         request.benchBytesPerFrame = benchBytesPerFrame
         request.benchSlots = benchSlots
-        database.announceNewStore()
+        request.storeStarting = { [database] in database.announceNewStore() }
         request.transport = benchTransport
         request.ioThreads = benchIOThreads
         if input == nil { FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8)) }

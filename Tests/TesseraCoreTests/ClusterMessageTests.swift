@@ -12,6 +12,7 @@ import Testing
         .failure(.init(segment: .init(jobID: "j", index: 4), attempt: 2, token: "77aa", error: "decoder returned 3 frames")),
         .cancel(jobID: "j"),
         .bye(handedBack: [.init(jobID: "j", index: 5)]),
+        .busy(.init(segment: .init(jobID: "j", index: 6), token: "5e")),
     ]
 
     @Test(arguments: all)

@@ -27,16 +27,20 @@ final class Cluster {
     var db: [String] { ["--data-dir", directory.appendingPathComponent("db").path] }
     var endpoint: String { "tcp://127.0.0.1:\(port)" }
 
+    /// A free port below the kernel's ephemeral range (32768 and up), so that no outgoing connection of a
+    /// test running beside this one takes it while a coordinator restarts on it.
     static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        while true {
+            let port = Int.random(in: 20_000..<32_000)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            if bound == 0 { return port }
+        }
     }
 
     func spawn(_ arguments: [String], log: String) throws -> Process {
@@ -231,7 +235,11 @@ final class Cluster {
         let doneBefore = Set(try store.segments(job).filter { $0.state == .done }.map(\.index))
         #expect(doneBefore.count >= 2)
         try cluster.startCoordinator()
-        let record = try cluster.wait(job)
+        let record: JobRecord
+        do { record = try cluster.wait(job) } catch {
+            print("DEBUG coordinator:\n\(cluster.log("coordinator.log"))\nworker:\n\(cluster.log("w.log"))\nevents:\n\(try store.events(job).map { "\($0.at) \($0.segmentIndex ?? -1) \($0.from ?? "") -> \($0.to) \($0.detail ?? "")" }.joined(separator: "\n"))")
+            throw error
+        }
         #expect(record.state == .done, "\(record.error ?? "")")
         let encodes = try store.events(job).filter { $0.to == "done" && $0.segmentIndex != nil }
         for index in doneBefore {

@@ -214,6 +214,8 @@ import ZMQKit
         #expect(details.filter { $0 == "worker rogue: result refused: its lease token is not the lease's (a result of an earlier lease, or forged)" }.count == 1)
         #expect(details.filter { $0 == "worker other: result refused: not from a connected worker" }.count == 1)
         #expect(details.filter { $0.hasPrefix("worker rogue: result refused: the worker holds no lease on this segment") }.count == 20)
+        // The genuine result is recorded by the spooler, after it is checked and spooled.
+        try cluster.waitUntil(timeout: 10) { try store.segments(job).first { $0.index == header.segment.index }?.state == .done }
         let done = try #require(try store.segments(job).first { $0.index == header.segment.index })
         #expect(done.state == .done, "the one genuine result counts")
         let spool = try #require(done.resultPath)

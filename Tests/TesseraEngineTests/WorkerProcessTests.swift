@@ -12,7 +12,7 @@ import ZMQKit
         let process: Process
         let endpoint: String
 
-        init(heartbeat: Double = 1) throws {
+        init(heartbeat: Double = 1, slots: Int = 1) throws {
             context = try ZMQContext()
             router = try ZMQSocket(context, .router)
             try router.setHandover(true)
@@ -20,7 +20,8 @@ import ZMQKit
             endpoint = router.lastEndpoint!
             process = Process()
             process.executableURL = URL(fileURLWithPath: Tool.tesseraBinary)
-            process.arguments = ["worker", "--connect", endpoint, "--insecure", "--id", "test-worker", "--heartbeat", String(heartbeat)]
+            process.arguments = ["worker", "--connect", endpoint, "--insecure", "--id", "test-worker", "--heartbeat", String(heartbeat),
+                                 "--slots", String(slots)]
             process.standardError = FileHandle.nullDevice
             try process.run()
         }
@@ -102,7 +103,7 @@ import ZMQKit
     /// 10,000 of them leave its resident size within 20 % of its peak on real segments.
     @Test func tenThousandDamagedTasksLeaveTheWorkersMemoryWhereItWas() throws {
         let good = try tasks(.closedGOPWithBFrames, segmentSeconds: 1)
-        let harness = try Harness()
+        let harness = try Harness(slots: 4)
         defer { harness.finish() }
         _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
         func run(_ payloads: [[UInt8]], _ refs: [ClusterMessage.SegmentRef]) throws -> (results: Int, failures: Int) {
@@ -143,6 +144,27 @@ import ZMQKit
         #expect(outcome.failures >= count * 9 / 10, "at least every broken blob is refused")
         let after = try #require(Self.memory(harness.process.processIdentifier, "VmRSS"))
         #expect(Double(after) <= 1.2 * Double(peak), "resident \(after / 1024) MB after \(count) damaged tasks, peak \(peak / 1024) MB on good ones")
+    }
+
+    /// A worker takes no more tasks than its slots: of 8 sent at once to a one-slot worker, one is encoded
+    /// and 7 come back at once as busy, each under its own lease's token.
+    @Test func aOneSlotWorkerHandsBackWhatItCannotTake() throws {
+        let task = try tasks(.closedGOPWithBFrames, segmentSeconds: 1)[0]
+        let harness = try Harness(slots: 1)
+        defer { harness.finish() }
+        _ = try #require(try harness.next { if case .ready = $0 { return true } else { return false } })
+        let payload = task.serialized()
+        let refs = (0..<8).map { ClusterMessage.SegmentRef(jobID: task.header.jobID, index: 100 + $0) }
+        let sent = Date()
+        for (n, ref) in refs.enumerated() { try harness.send(.task(.init(segment: ref, attempt: 1, token: "t\(n)"), payload: payload)) }
+        var busy: [ClusterMessage.LeaseRef] = []
+        var answered = 0
+        while busy.count + answered < 8, let reply = try harness.next(where: { $0.segment != nil }) {
+            if case .busy(let lease) = reply { busy.append(lease) } else { answered += 1 }
+            if busy.count == 7 { #expect(Date().timeIntervalSince(sent) < 2, "the hand-backs come at once, not after the encode") }
+        }
+        #expect(answered == 1 && busy.count == 7)
+        #expect(busy.map(\.token) == (1..<8).map { "t\($0)" }, "each names its own lease")
     }
 
     /// A figure of /proc/PID/status, in kB.

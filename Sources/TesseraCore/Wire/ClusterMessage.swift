@@ -22,6 +22,8 @@ public enum ClusterMessage: Hashable, Sendable {
     case cancel(jobID: String)
     /// Worker → coordinator: I am leaving (SIGTERM); these tasks go back.
     case bye(handedBack: [SegmentRef])
+    /// Worker → coordinator: no free slot for this task; its lease goes back, no attempt counted.
+    case busy(LeaseRef)
 
     public struct Ready: Codable, Hashable, Sendable {
         public var workerID: String
@@ -110,7 +112,7 @@ public enum ClusterMessage: Hashable, Sendable {
     }
 
     enum Kind: UInt8 {
-        case ready = 1, heartbeat, task, result, failure, cancel, bye
+        case ready = 1, heartbeat, task, result, failure, cancel, bye, busy
     }
 
     struct JobRef: Codable { var jobID: String }
@@ -130,6 +132,7 @@ public enum ClusterMessage: Hashable, Sendable {
         case .failure(let f): return [header(.failure, f)]
         case .cancel(let job): return [header(.cancel, JobRef(jobID: job))]
         case .bye(let back): return [header(.bye, HandBack(handedBack: back))]
+        case .busy(let lease): return [header(.busy, lease)]
         }
     }
 
@@ -167,6 +170,7 @@ public enum ClusterMessage: Hashable, Sendable {
         case .failure: self = .failure(try body(Failure.self))
         case .cancel: self = .cancel(jobID: try body(JobRef.self).jobID)
         case .bye: self = .bye(handedBack: try body(HandBack.self).handedBack)
+        case .busy: self = .busy(try body(LeaseRef.self))
         }
     }
 }
@@ -178,6 +182,7 @@ extension ClusterMessage {
         case .result(let header, _): return LeaseRef(segment: header.segment, token: header.token)
         case .failure(let failure): return LeaseRef(segment: failure.segment, token: failure.token)
         case .task(let header, _): return LeaseRef(segment: header.segment, token: header.token)
+        case .busy(let lease): return lease
         default: return nil
         }
     }
@@ -188,6 +193,7 @@ extension ClusterMessage {
         case .result(let header, _): return header.segment
         case .failure(let failure): return failure.segment
         case .task(let header, _): return header.segment
+        case .busy(let lease): return lease.segment
         default: return nil
         }
     }
