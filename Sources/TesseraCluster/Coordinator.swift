@@ -69,8 +69,10 @@ public final class Coordinator: Sendable {
         let socket = try ZMQSocket(context, .router)
         defer { socket.close() }
         try socket.setMaximumMessageSize(options.maximumMessageSize)
-        // A worker that reconnects (same id) takes its identity over from the dead connection.
-        try socket.setHandover(true)
+        // An id belongs to its connection while that lives: a second connection with the same id gets and
+        // gives nothing until the first is gone (a worker that reconnects closed its old one; a dead host's
+        // is closed by the heartbeat below), so no peer can take over a live worker's id and leases.
+        try socket.setHandover(false)
         // libzmq closes a connection silent for twice what ends a worker, and frees what it still held
         // for it (a dead host's TCP connection could otherwise keep a payload as long as TCP retries).
         try socket.setHeartbeat(interval: options.heartbeatInterval, timeout: 2 * options.heartbeatInterval * Double(options.liveness))

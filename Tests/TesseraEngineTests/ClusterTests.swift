@@ -142,6 +142,41 @@ final class Cluster {
 }
 
 @Suite(.serialized) struct ClusterTests {
+    /// A connection that presents a live worker's id gets nothing: no task, and the real worker keeps its
+    /// leases and finishes the job.
+    @Test func aHijackerWithALiveWorkersIDGetsNothing() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("w")
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output, ["--preset", "slow"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        try cluster.waitUntil(timeout: 30) { try !store.leases(worker: "w").isEmpty }
+        let context = try ZMQContext()
+        defer { context.close() }
+        let hijacker = try ZMQSocket(context, .dealer)
+        defer { hijacker.close() }
+        try hijacker.setRoutingID(Array("w".utf8))
+        try hijacker.connect(cluster.endpoint)
+        try hijacker.send(ClusterMessage.ready(.init(workerID: "w", host: "elsewhere", slots: 8, capabilities: EngineInfo.libraryVersions)).frames())
+        var received: [ClusterMessage] = []
+        let until = Date().addingTimeInterval(3)
+        while Date() < until {
+            if let frames = try hijacker.receive(timeout: 0.1), let message = try? ClusterMessage(frames: frames) { received.append(message) }
+            try hijacker.send(ClusterMessage.heartbeat.frames())
+        }
+        #expect(received.isEmpty, "the hijacker was sent \(received.count) messages")
+        #expect(try cluster.wait(job).state == .done)
+        let holders = Set(try store.events(job).compactMap(\.worker))
+        #expect(holders == ["w"])
+        #expect(!cluster.log("coordinator.log").contains("host=elsewhere"))
+        let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
+        #expect(check.outputFrames == check.sourceFrames)
+    }
+
     /// A job goes to the coordinator it names: a general coordinator on the store of `tessera transcode`
     /// leaves the transcode's job to its private coordinator, and a job submitted for another id alone.
     @Test func aGeneralCoordinatorLeavesJobsMeantForAnother() throws {
