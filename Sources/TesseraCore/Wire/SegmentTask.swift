@@ -40,9 +40,12 @@ public struct SegmentTask: BlobPayload {
         if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
             throw .badHeader("lead-in out of range")
         }
-        let shipped = s.shippedPackets(header.runOut)
-        guard packets.count == shipped else {
-            throw .badHeader("\(packets.count) packets for a segment of \(shipped)")
+        // Counted without trapping: the fields are a peer's, and may be anything.
+        let (last, past) = s.lastPacket.addingReportingOverflow(header.runOut?.packets ?? 0)
+        let (span, below) = last.subtractingReportingOverflow(s.firstPacket)
+        guard !past, !below, span < Int.max else { throw .badHeader("packet indices out of range") }
+        guard packets.count == span + 1 else {
+            throw .badHeader("\(packets.count) packets for a segment of \(span + 1)")
         }
         self.header = header
         self.packets = packets
