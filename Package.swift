@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
 
         // The SQL migrations (top-level migrations/), shipped as resources.
-        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql"), .copy("0002_segment_packets.sql"), .copy("0003_result_offset.sql"), .copy("0004_lease_token.sql"), .copy("0005_assigned_coordinator.sql")]),
+        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql"), .copy("0002_segment_packets.sql"), .copy("0003_result_offset.sql"), .copy("0004_lease_token.sql"), .copy("0005_assigned_coordinator.sql"), .copy("0006_worker_key.sql")]),
 
         // The job store over PostgreSQL, and the embedded server.
         .target(

@@ -159,13 +159,17 @@ final class CoordinatorLoop {
                 logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
                 return
             }
+            // With CURVE, an id belongs to the first key it joined with.
+            guard try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities, key: key) else {
+                logger.warning("refused a worker whose id belongs to another key", metadata: ["worker.id": "\(worker)", "worker.key": "\(key ?? "none")"])
+                return
+            }
             let skipsEncode = ready.capabilities[BenchResult.capability] != nil
             let working = machine.workerReady(worker, slots: ready.slots, skipsEncode: skipsEncode, key: key, working: ready.inFlight, now: now)
             if skipsEncode, !options.benchmark {
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
             }
             if held[worker] == nil { held[worker] = HeldBytes() }
-            try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities)
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             machine.leasesKept(worker, try returnLeases(of: worker, notIn: working))
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])

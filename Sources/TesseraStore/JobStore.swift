@@ -240,12 +240,16 @@ public final class JobStore {
         try run("reading segments", "SELECT \(SegmentRecord.columns) FROM segments WHERE job_id = $1::uuid ORDER BY index", [jobID]).all.map(SegmentRecord.init)
     }
 
-    /// Registers a worker or refreshes its heartbeat.
-    public func heartbeat(worker: String, host: String, capabilities: [String: String] = [:]) throws(StoreError) {
-        _ = try run("recording the worker", """
-            INSERT INTO workers (id, host, capabilities) VALUES ($1, $2, $3::jsonb)
-            ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, capabilities = EXCLUDED.capabilities, last_heartbeat = now()
-            """, [worker, host, CanonicalJSON.encode(capabilities)])
+    /// Registers a worker or refreshes its heartbeat. With `key` (CURVE), the id is bound to the first key
+    /// it joined with: false, and nothing recorded, when it is bound to another.
+    @discardableResult
+    public func heartbeat(worker: String, host: String, capabilities: [String: String] = [:], key: String? = nil) throws(StoreError) -> Bool {
+        try run("recording the worker", """
+            INSERT INTO workers (id, host, capabilities, public_key) VALUES ($1, $2, $3::jsonb, $4)
+            ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, capabilities = EXCLUDED.capabilities, last_heartbeat = now(),
+                public_key = coalesce(workers.public_key, EXCLUDED.public_key)
+            WHERE EXCLUDED.public_key IS NULL OR workers.public_key IS NULL OR workers.public_key = EXCLUDED.public_key
+            """, [worker, host, CanonicalJSON.encode(capabilities), key]).affected == 1
     }
 
     /// Leases up to `limit` pending segments of encoding jobs to `worker` for `seconds`. Concurrent

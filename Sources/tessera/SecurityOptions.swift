@@ -20,6 +20,17 @@ extension KeyOptions {
     func plaintextAllowed(_ endpoint: String) -> Bool {
         insecure || Self.environment("TESSERA_INSECURE") == "1" || !endpoint.hasPrefix("tcp://")
     }
+
+    /// The keys `make` builds from the key file and `other` (the second file each side needs); nil when
+    /// neither is given and plaintext is allowed on `endpoint`; a one-line refusal otherwise.
+    func keys<Keys>(_ endpoint: String, other: String?, refusal: String,
+                    _ make: (_ keyFile: String, _ other: String) throws(SecurityError) -> Keys) throws -> Keys? {
+        guard let keyFile, let other else {
+            if plaintextAllowed(endpoint) { return nil }
+            throw Tessera.fail(StartRefusal(refusal))
+        }
+        do { return try make(keyFile, other) } catch { throw Tessera.fail(error) }
+    }
 }
 
 struct CoordinatorKeyOptions: ParsableArguments, KeyOptions {
@@ -34,11 +45,10 @@ struct CoordinatorKeyOptions: ParsableArguments, KeyOptions {
 
     /// Keys for a coordinator bound to `endpoint`; nil: plaintext.
     func security(bind endpoint: String) throws -> CoordinatorSecurity? {
-        guard let keyFile, let authorized = authorizedKeys ?? Self.environment("TESSERA_AUTHORIZED_KEYS") else {
-            if plaintextAllowed(endpoint) { return nil }
-            throw Tessera.fail(StartRefusal("coordinator: \(endpoint) needs --key and --authorized-keys (see `tessera keygen`), or --insecure for plaintext"))
+        try keys(endpoint, other: authorizedKeys ?? Self.environment("TESSERA_AUTHORIZED_KEYS"),
+                 refusal: "coordinator: \(endpoint) needs --key and --authorized-keys (see `tessera keygen`), or --insecure for plaintext") {
+            (keyFile, authorized) throws(SecurityError) in try CoordinatorSecurity(keyFile: keyFile, authorizedKeysPath: authorized)
         }
-        do { return try CoordinatorSecurity(keyFile: keyFile, authorizedKeysPath: authorized) } catch { throw Tessera.fail(error) }
     }
 }
 
@@ -54,11 +64,10 @@ struct WorkerKeyOptions: ParsableArguments, KeyOptions {
 
     /// Keys for a worker connecting to `endpoint`; nil: plaintext.
     func security(connect endpoint: String) throws -> WorkerSecurity? {
-        guard let keyFile, let coordinator = coordinatorKey ?? Self.environment("TESSERA_COORDINATOR_KEY") else {
-            if plaintextAllowed(endpoint) { return nil }
-            throw Tessera.fail(StartRefusal("worker: \(endpoint) needs --key and --coordinator-key (see `tessera keygen`), or --insecure for a plaintext coordinator"))
+        try keys(endpoint, other: coordinatorKey ?? Self.environment("TESSERA_COORDINATOR_KEY"),
+                 refusal: "worker: \(endpoint) needs --key and --coordinator-key (see `tessera keygen`), or --insecure for a plaintext coordinator") {
+            (keyFile, coordinator) throws(SecurityError) in try WorkerSecurity(keyFile: keyFile, coordinatorKey: coordinator)
         }
-        do { return try WorkerSecurity(keyFile: keyFile, coordinatorKey: coordinator) } catch { throw Tessera.fail(error) }
     }
 }
 

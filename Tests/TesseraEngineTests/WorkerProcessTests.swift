@@ -125,7 +125,7 @@ import ZMQKit
 
         // Real tasks with damaged packets under a valid checksum (what a peer that forges one sends): the
         // decoder meets garbage; nine in ten also have a broken blob, which fails its checksum.
-        var rng = SeededGenerator(seed: 11)
+        var rng = SystemRandomNumberGenerator()
         let damaged = (0..<64).map { n -> [UInt8] in
             var task = good[n % good.count]
             for _ in 0..<8 {

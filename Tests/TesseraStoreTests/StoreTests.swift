@@ -146,6 +146,17 @@ import TesseraCore
         #expect(try store.lease(worker: "w", seconds: 60).isEmpty)
     }
 
+    /// A worker id stays with the first CURVE key it joined with.
+    @Test func aWorkerIDIsBoundToItsFirstKey() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        #expect(try store.heartbeat(worker: "w", host: "h1", key: "KEY-A"))
+        #expect(try store.heartbeat(worker: "w", host: "h2", key: "KEY-B") == false, "another key under the same id")
+        #expect(try store.heartbeat(worker: "w", host: "h3", key: "KEY-A"))
+        #expect(try store.heartbeat(worker: "plain", host: "h"), "plaintext workers bind nothing")
+        #expect(try store.heartbeat(worker: "plain", host: "h", key: "KEY-B"))
+    }
+
     @Test func resultsCountOnlyFromTheLeaseHolder() throws {
         let (store, _) = try TestDatabase.store()
         defer { store.close() }
