@@ -137,7 +137,7 @@ struct CoordinatorStateMachine {
     }
 
     /// A worker (re)joined with `slots`, authenticated with `key` (nil: plaintext), and reports working on
-    /// `working`. Its record replaces any the same id had (a reconnect takes the identity over); the
+    /// `working`. Its record replaces any the same id had (the worker reconnected); the
     /// leases in its name it is not working on go back (`leasesKept` follows with the rest). Returns the
     /// leases it may keep, by segment, with their tokens.
     mutating func workerReady(_ worker: String, slots: Int, skipsEncode: Bool, key: String? = nil, working: [LeaseRef],

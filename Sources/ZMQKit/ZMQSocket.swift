@@ -58,8 +58,8 @@ public final class ZMQSocket {
         try setOption(ZMQ_RECONNECT_IVL_MAX, Int32(maximum * 1000))
     }
 
-    /// ROUTER: a peer reconnecting with an identity already known takes it over (instead of being
-    /// refused while the old connection is still thought alive).
+    /// ROUTER: whether a peer connecting with an identity already in use takes it over; off, the new
+    /// connection is neither heard nor sent to until the old one is gone.
     public func setHandover(_ on: Bool) throws(ZMQError) { try setOption(ZMQ_ROUTER_HANDOVER, Int32(on ? 1 : 0)) }
 
     /// The identity a ROUTER sees for this DEALER.
