@@ -44,6 +44,11 @@ public struct SegmentTask: BlobPayload {
         let (last, past) = s.lastPacket.addingReportingOverflow(header.runOut?.packets ?? 0)
         let (span, below) = last.subtractingReportingOverflow(s.firstPacket)
         guard !past, !below, span < Int.max else { throw .badHeader("packet indices out of range") }
+        // The encoder counts ticks across the shown range: a span that overflows is refused here.
+        guard !s.endPTS.subtractingReportingOverflow(s.startPTS).overflow,
+              !(header.runOut?.endPTS.subtractingReportingOverflow(s.startPTS).overflow ?? false) else {
+            throw .badHeader("timestamps out of range")
+        }
         guard packets.count == span + 1 else {
             throw .badHeader("\(packets.count) packets for a segment of \(span + 1)")
         }
