@@ -36,8 +36,11 @@ let package = Package(
         // Swift wrapper over libpq.
         .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
 
-        // The SQL migrations (top-level migrations/), shipped as resources.
-        .target(name: "TesseraMigrations", path: "migrations", resources: [.copy("0001_initial.sql"), .copy("0002_segment_packets.sql"), .copy("0003_result_offset.sql"), .copy("0004_lease_token.sql"), .copy("0005_assigned_coordinator.sql"), .copy("0006_worker_key.sql")]),
+        // The SQL migrations (top-level migrations/NNNN_name.sql), compiled into the program as string literals by
+        // the EmbedMigrations plugin: a copied binary needs no resource bundle beside it.
+        .target(name: "TesseraMigrations", path: "migrations", plugins: ["EmbedMigrations"]),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["tessera-embed-sql"], path: "Plugins/EmbedMigrations"),
+        .executableTarget(name: "tessera-embed-sql", path: "Plugins/EmbedSQL"),
 
         // The job store over PostgreSQL, and the embedded server.
         .target(
