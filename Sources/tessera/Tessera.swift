@@ -1,6 +1,7 @@
 import ArgumentParser
 import FFmpegKit
 import Foundation
+import TesseraCore
 import TesseraEngine
 
 @main
@@ -11,6 +12,19 @@ struct Tessera: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [Transcode.self, Probe.self, Sample.self, Presets.self, Submit.self, Status.self, List.self, Watch.self, Events.self, Cancel.self,
                       Migrate.self, Db.self, CoordinatorCommand.self, Worker.self, Keygen.self])
+
+    /// ffmpeg's words are read before parsing (see `FFmpegHabits`): a hint or an unknown command is one
+    /// line on stderr and exit status 64, as the parser's own usage errors.
+    static func main() async {
+        let commands = configuration.subcommands.map { $0._commandName }
+        switch FFmpegHabits.review(Array(CommandLine.arguments.dropFirst()), commands: commands) {
+        case .proceed(let arguments):
+            await main(arguments)
+        case .refuse(let message):
+            FileHandle.standardError.write(Data("tessera: \(message)\n".utf8))
+            Self.exit(withError: ExitCode.validationFailure)
+        }
+    }
 
     /// Errors reach the user as one line on stderr and exit status 1.
     static func fail(_ error: some Error & CustomStringConvertible) -> ExitCode {
