@@ -17,6 +17,7 @@ struct Submit: ParsableCommand {
     @Flag(help: "Follow the job and exit with its result.") var wait = false
     @Option(help: "Only the coordinator with this id (its --id) may take the job; others leave it alone.") var coordinator: String?
     @OptionGroup var hooks: HookOptions
+    @OptionGroup var overwriting: OverwriteOptions
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -30,7 +31,13 @@ struct Submit: ParsableCommand {
 
     func submit(_ report: JobReport) throws {
         let spec: JobSpec
-        do { spec = try encode.spec(segmentSeconds: segmentSeconds) } catch { throw report.fail(error) }
+        do throws(TesseraError) {
+            try FilePaths.check(input: input, output: output)
+            spec = try encode.spec(segmentSeconds: segmentSeconds)
+            try overwriting.check([output])
+        } catch {
+            throw report.fail(error)
+        }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(StoreError("\(input): no such file")) }

@@ -15,6 +15,7 @@ struct Probe: ParsableCommand {
     func run() throws {
         EngineInfo.configureLogging(verbose: false)
         do throws(TesseraError) {
+            if let problem = FFmpegHabits.notAFile(input) { throw TesseraError.input(input, problem) }
             let probe = try MediaProbe.probe(input)
             let plan = try JobPlanner.plan(probe, options: planning.jobOptions)
             var report = ProbeReport(plan)

@@ -8,6 +8,7 @@ struct Sample: ParsableCommand {
     @Argument(help: "Where to write the clip.") var output: String
     @Option(help: "Length in seconds.") var seconds: Int = 10
     @Option(help: "Frame size, WxH.") var size: String = "1280x720"
+    @OptionGroup var overwriting: OverwriteOptions
 
     func run() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
@@ -17,6 +18,8 @@ struct Sample: ParsableCommand {
         guard seconds > 0 else { throw ValidationError("--seconds must be positive") }
         EngineInfo.configureLogging(verbose: false)
         do throws(TesseraError) {
+            try FilePaths.check(input: nil, output: output)
+            try overwriting.check([output])
             try SampleGenerator.generate(to: output, seconds: seconds, width: parts[0], height: parts[1])
         } catch {
             throw Tessera.fail(error)

@@ -22,6 +22,7 @@ struct Transcode: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var extras: OutputExtrasOptions
     @OptionGroup var hooks: HookOptions
+    @OptionGroup var overwriting: OverwriteOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
     /// Benchmark only (bench/run): the workers skip the encode and return this many filler bytes per
@@ -52,10 +53,12 @@ struct Transcode: AsyncParsableCommand {
 
         var request: LocalTranscode.Request
         do throws(TesseraError) {
+            try FilePaths.check(input: input, output: output)
             let spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
             // Default: one worker process per core's worth of libx264 threads.
             let workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
             try extras.check(input: input, output: output)
+            try overwriting.check([output] + (extras.thumbnail.map { [$0] } ?? []))
             request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,
                                              store: database.explicitURL.map { .url($0) } ?? .embedded(database.embedded),
                                              binary: Self.executablePath)

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// What ffmpeg users type, through the real binary: one-line hints, `-y` and `-n`, URL and `-` paths.
+@Suite(.serialized) struct HabitsCLITests {
+    let binary = Tool.tesseraBinary
+
+    /// Exactly one line on stderr, nothing on stdout, exit status 64 (a usage mistake, as the parser's own).
+    @Test(arguments: [
+        (["transcode", "-i", "in.mp4", "-o", "out.mp4"], "-i is ffmpeg's option: give the input first, without -i: tessera transcode in.mp4 -o OUTPUT"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-c:v", "libx264"], "-c:v is ffmpeg's option: Tessera always encodes the video with libx264: leave it out"),
+        (["transcode", "in.mp4", "-b:v", "2M", "-o", "out.mp4"], "-b:v is ffmpeg's option: use --bitrate 2M"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-vf", "scale=1280:-2"],
+         "-vf is ffmpeg's option: use --size WxH (exact) or --max-size WxH (fits inside, keeping the aspect ratio)"),
+        (["submit", "in.mp4", "-o", "out.mp4", "-crf", "20"], "-crf is ffmpeg's option: use --crf 20"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-movflags", "+faststart"], "-movflags is ffmpeg's option: Tessera always writes faststart MP4: leave it out"),
+        (["trancode", "in.mp4", "-o", "out.mp4"], "unknown command 'trancode'; did you mean 'transcode'?"),
+    ])
+    func ffmpegWordsGetAOneLineHint(_ arguments: [String], _ message: String) throws {
+        let result = try Tool.run(binary, arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr == "tessera: \(message)\n")
+        #expect(result.text.isEmpty)
+    }
+
+    /// A URL or `-` is named as what it is, before anything starts (no job store, nothing written).
+    @Test(arguments: [
+        (["transcode", "http://127.0.0.1:1/x.mp4", "-o", "OUT"], "http://127.0.0.1:1/x.mp4: a URL input is not supported: give a file path"),
+        (["transcode", "-", "-o", "OUT"], "-: reading standard input is not supported: give a file path"),
+        (["transcode", "IN", "-o", "-"], "-: writing to standard output is not supported: give a file path"),
+        (["submit", "https://example.com/in.mov", "-o", "OUT"], "https://example.com/in.mov: a URL input is not supported: give a file path"),
+        (["submit", "-", "-o", "OUT"], "-: reading standard input is not supported: give a file path"),
+        (["probe", "rtmp://127.0.0.1/live"], "rtmp://127.0.0.1/live: a URL input is not supported: give a file path"),
+        (["probe", "-"], "-: reading standard input is not supported: give a file path"),
+    ])
+    func urlAndStandardInputAreNamed(_ arguments: [String], _ message: String) throws {
+        let box = try Sandbox("not-a-file")
+        defer { box.close() }
+        let input = try box.clip()
+        let args = arguments.map { $0 == "IN" ? input : $0 == "OUT" ? box.path("out.mp4") : $0 }
+        let result = try Tool.run(binary, args, environment: ["TESSERA_DATA_DIR": box.dataDir])
+        #expect(result.status == 1)
+        #expect(result.stderr == "tessera: \(message)\n")
+        #expect(!FileManager.default.fileExists(atPath: box.dataDir), "the job store was not started")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.directory.path) == ["in.mp4"])
+    }
+
+    /// An existing output stays as it was without -y (one line naming it, before any work); -y replaces
+    /// it, also given before the command as ffmpeg users do; -n is the default, spelled out.
+    @Test func existingOutputNeedsY() throws {
+        let box = try Sandbox("overwrite")
+        defer { box.close() }
+        let input = try box.clip(), output = box.path("out.mp4")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: output))
+        for extra in [[], ["-n"]] {
+            let refused = try box.tessera(["transcode", input, "-o", output, "--preset", "ultrafast"] + extra)
+            #expect(refused.status == 1)
+            #expect(refused.stderr == "tessera: \(output): already exists: give -y to overwrite it\n")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("keep me".utf8))
+            #expect(!FileManager.default.fileExists(atPath: box.dataDir), "refused before the job store started")
+        }
+        let thumbnail = box.path("poster.jpg")
+        try Data("old poster".utf8).write(to: URL(fileURLWithPath: thumbnail))
+        try FileManager.default.removeItem(atPath: output)
+        let poster = try box.tessera(["transcode", input, "-o", output, "--thumbnail", thumbnail])
+        #expect(poster.stderr == "tessera: \(thumbnail): already exists: give -y to overwrite it\n")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: output))
+
+        let both = try box.tessera(["transcode", input, "-o", output, "-y", "-n"])
+        #expect(both.status == 1 && both.stderr == "tessera: -y and -n contradict each other: give one of them\n")
+
+        let replaced = try box.tessera(["-y", "transcode", input, "-o", output, "--preset", "ultrafast", "--thumbnail", thumbnail])
+        #expect(replaced.status == 0, "stderr: \(replaced.stderr)")
+        #expect(try OutputFacts.read(output).countedFrames == 50)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: thumbnail)) != Data("old poster".utf8))
+
+        let again = try box.tessera(["transcode", input, "-o", output, "--preset", "ultrafast", "--overwrite"])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+
+        let submitted = try box.tessera(["submit", input, "-o", output])
+        #expect(submitted.status == 1 && submitted.stderr == "tessera: \(output): already exists: give -y to overwrite it\n")
+        #expect(submitted.text.isEmpty, "no job queued")
+        let sample = try Tool.run(binary, ["sample", output, "--seconds", "1"])
+        #expect(sample.status == 1 && sample.stderr == "tessera: \(output): already exists: give -y to overwrite it\n")
+        #expect(try OutputFacts.read(output).countedFrames == 50)
+    }
+}
