@@ -49,7 +49,6 @@ struct Transcode: AsyncParsableCommand {
         logger.logLevel = verbose ? .info : .error
         EngineInfo.configureLogging(verbose: verbose)
         let progress = ProgressRenderer()
-        let started = Date()
 
         var request: LocalTranscode.Request
         do throws(TesseraError) {
@@ -65,17 +64,52 @@ struct Transcode: AsyncParsableCommand {
         } catch {
             throw report.fail(error)
         }
+        // The sample clip and the store's start are timed apart: the result line times the transcode.
+        var setup = TranscodeSummary.Setup()
+        let sample = input == nil ? FileManager.default.temporaryDirectory.appendingPathComponent("tessera-sample-\(UUID().uuidString)") : nil
+        defer { if let sample { try? FileManager.default.removeItem(at: sample) } }
+        if let sample {
+            let started = Date()
+            let clip = sample.appendingPathComponent("sample.mp4").path
+            do {
+                try FileManager.default.createDirectory(at: sample, withIntermediateDirectories: true)
+            } catch {
+                throw report.fail(TesseraError(.input, sample.path, "cannot make the sample clip's directory (\(error.localizedDescription))"))
+            }
+            do throws(TesseraError) { try SampleGenerator.generate(to: clip, seconds: 10, width: 1280, height: 720) } catch {
+                throw report.fail(error)
+            }
+            request.input = clip
+            setup.sampleSeconds = Date().timeIntervalSince(started).rounded6
+            FileHandle.standardError.write(Data(String(format: "tessera: no input given: generated a 10 s sample clip in %.2f s\n",
+                                                       setup.sampleSeconds).utf8))
+        }
         request.benchBytesPerFrame = benchBytesPerFrame
         request.benchSlots = benchSlots
-        request.storeStarting = { [database] in database.announceNewStore() }
         request.transport = benchTransport
         request.ioThreads = benchIOThreads
-        if input == nil { FileHandle.standardError.write(Data("tessera: no input given, generating a 10 s sample clip\n".utf8)) }
+        // A store this run starts is timed from its start to the job being queued (the first progress).
+        let storeStart = Locked<Date?>(nil)
+        if database.explicitURL == nil && !database.embedded.isRunning {
+            request.storeStarting = { [database] in
+                database.announceNewStore()
+                storeStart.withValue { $0 = Date() }
+            }
+        }
+        let started = Date()
+        let storeSeconds = Locked<Double>(0)
 
         // The input is checked and planned before anything starts; Ctrl-C or SIGTERM cancels the job.
         let outcome: LocalTranscode.Outcome
         do {
-            outcome = try await LocalTranscode(request, logger: logger).run { progress.update($0) }
+            outcome = try await LocalTranscode(request, logger: logger).run { update in
+                if let since = storeStart.withValue({ value in defer { value = nil }; return value }) {
+                    let seconds = Date().timeIntervalSince(since)
+                    storeSeconds.withValue { $0 = seconds }
+                    FileHandle.standardError.write(Data(String(format: "tessera: started the job store in %.2f s\n", seconds).utf8))
+                }
+                progress.update(update)
+            }
         } catch let error as TesseraError {
             progress.finish()
             throw report.fail(error)
@@ -91,7 +125,9 @@ struct Transcode: AsyncParsableCommand {
         }
         guard job.state == .done else { throw report.fail(TesseraError(.segment, "", job.error ?? "job \(job.state.rawValue)")) }
         do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
-        let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started), timings: outcome.timings)
+        setup.storeStartSeconds = storeSeconds.withValue { $0 }.rounded6
+        let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started) - setup.storeStartSeconds,
+                                       timings: outcome.timings, setup: setup)
         if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
             FileHandle.standardError.write(Data((summary.text + "\n").utf8))
         }
@@ -114,10 +150,19 @@ struct TranscodeSummary: Codable {
     var wallSeconds: Double
     var speed: Double
     var level: String
+    /// Seconds spent before the transcode, not counted in `wallSeconds`.
+    var setup: Setup
     /// Where the time went (see `PhaseTimings`), in seconds.
     var timings: PhaseTimings
     /// Peak resident memory of this process (the coordinator) and of the largest worker process.
     var peakRSSBytes: PeakRSS
+
+    struct Setup: Codable {
+        /// Generating the sample clip (no INPUT).
+        var sampleSeconds = 0.0
+        /// Starting the embedded job store, when this run started it.
+        var storeStartSeconds = 0.0
+    }
 
     struct PeakRSS: Codable {
         var coordinator: Int64
@@ -132,7 +177,7 @@ struct TranscodeSummary: Codable {
         }
     }
 
-    init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double, timings: PhaseTimings) {
+    init(_ job: JobRecord, plan: JobPlan, wallSeconds: Double, timings: PhaseTimings, setup: Setup) {
         self.job = job.id
         output = job.output
         frames = Int64(plan.outputFrameCount)
@@ -143,6 +188,7 @@ struct TranscodeSummary: Codable {
         speed = (plan.cuts.durationSeconds / max(wallSeconds, 1e-9)).rounded6
         level = plan.settings.level ?? "auto"
         self.timings = timings
+        self.setup = setup
         peakRSSBytes = .now
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// What ffmpeg users type, through the real binary: one-line hints, `-y` and `-n`, URL and `-` paths.
+/// What ffmpeg users type, through the real binary: one-line hints, `-y` and `-n`, URL and `-` paths,
+/// and a first run that times the transcode apart from the sample clip and the job store's start.
 @Suite(.serialized) struct HabitsCLITests {
     let binary = Tool.tesseraBinary
 
@@ -84,5 +85,29 @@ import Testing
         let sample = try Tool.run(binary, ["sample", output, "--seconds", "1"])
         #expect(sample.status == 1 && sample.stderr == "tessera: \(output): already exists: give -y to overwrite it\n")
         #expect(try OutputFacts.read(output).countedFrames == 50)
+    }
+
+    /// Without INPUT on a store never used: the sample clip's generation and the store's start are
+    /// reported on their own lines and left out of the result line's time; the next run starts neither.
+    @Test func firstRunTimesTheTranscodeAlone() throws {
+        let box = try Sandbox("first-run")
+        defer { box.close() }
+        let output = box.path("sample.mp4")
+        let first = try box.tessera(["transcode", "-o", output, "--preset", "ultrafast", "--json"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let lines = first.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first?.wholeMatch(of: /tessera: no input given: generated a 10 s sample clip in \d+\.\d\d s/) != nil, "\(lines)")
+        #expect(lines.filter { $0 == "tessera: creating the job store in \(box.dataDir) (tessera db stop stops its server)" }.count == 1)
+        #expect(lines.contains { $0.wholeMatch(of: /tessera: started the job store in \d+\.\d\d s/) != nil }, "\(lines)")
+        let json = try #require(try JSONSerialization.jsonObject(with: first.stdout) as? [String: Any])
+        let setup = try #require(json["setup"] as? [String: Double])
+        #expect(setup["sampleSeconds"]! > 0 && setup["storeStartSeconds"]! > 0)
+
+        let second = try box.tessera(["transcode", "-y", "-o", output, "--preset", "ultrafast"])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(!second.stderr.contains("job store"), "\(second.stderr)")
+        let result = try #require(second.stderr.split(separator: "\n").last.map(String.init))
+        #expect(result.wholeMatch(of: /tessera: .*sample\.mp4: 300 frames in \d+ segments, 10\.00 s of video in \d+\.\d\d s \(\d+\.\d\dx\), level .*/) != nil,
+                "\(result)")
     }
 }
