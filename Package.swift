@@ -11,9 +11,12 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
     ],
     targets: [
         // C libraries: each system-library target only describes where the library is.
@@ -45,7 +48,8 @@ let package = Package(
         // The job store over PostgreSQL, and the embedded server.
         .target(
             name: "TesseraStore",
-            dependencies: ["PGClient", "CTesseraShim", "TesseraCore", "TesseraMigrations", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PGClient", "CTesseraShim", "TesseraCore", "TesseraMigrations", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Metrics", package: "swift-metrics")]
         ),
 
         // Pure Swift: planning, payloads, settings. No C imports.
@@ -65,6 +69,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                // Observability: metrics, the HTTP listener for /metrics and the probes.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
 

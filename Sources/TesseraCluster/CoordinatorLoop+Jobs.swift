@@ -113,6 +113,7 @@ extension CoordinatorLoop {
         try socket.send([Array(worker.utf8)] + ClusterMessage.task(.init(segment: ref, attempt: attempt, token: token), payload: payload).frames(),
                         peerHeld: held[worker])
         machine.sent(ref, to: worker, token: token)
+        CoordinatorMetrics.payloadSent.increment(by: payload.count)
         if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
         // Packing is its own phase; step() charges the whole dispatch to `dispatch`.
         coordinator.phaseTimings.withValue {

@@ -73,6 +73,7 @@ final class CoordinatorLoop {
             }
             let now = Stopwatch.now
             let duties = machine.tick(now: now)
+            CoordinatorMetrics.workers(machine.peers.count)
             if !duties.silent.isEmpty || !duties.heartbeat.isEmpty || duties.reap {
                 try step("heartbeat", \.bookkeeping) { try perform(duties) }
             }
@@ -143,6 +144,7 @@ final class CoordinatorLoop {
         if let authorized {
             let joinedWith = machine.peers[worker]?.key
             guard let key, authorized.isAuthorized(key), joinedWith == nil || joinedWith == key else {
+                if case .result = message { CoordinatorMetrics.resultRefused(.unauthorizedKey) }
                 if let lease = message.lease { try refuse(lease.segment, from: worker, "its key is not authorized") }
                 if droppedKeysLogged.insert(key ?? "").inserted {
                     logger.warning("dropping messages from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
@@ -181,6 +183,7 @@ final class CoordinatorLoop {
         case .result(let header, _):
             // Refused before a byte is written: only a task in flight to this worker, under its lease's token.
             if let refusal = machine.answerArrived(LeaseRef(segment: header.segment, token: header.token), from: worker) {
+                CoordinatorMetrics.resultRefused(refusal)
                 return try refuse(header.segment, from: worker, "result refused: \(refusal)")
             }
             spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
@@ -284,6 +287,7 @@ final class CoordinatorLoop {
             }
         }
         let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)
+        CoordinatorMetrics.leasesExpired.increment(by: reaped.returned.count)
         machine.reaped()
         for job in reaped.failedJobs { drop(job) }
     }

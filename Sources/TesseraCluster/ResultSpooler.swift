@@ -96,6 +96,7 @@ final class ResultSpooler: @unchecked Sendable {
     func submit(_ item: Item) {
         locked {
             wait { !$0.items.isEmpty && ($0.items.count >= Self.queueLimit || $0.queuedBytes + item.payload.count > Self.queueBytesLimit) }
+            CoordinatorMetrics.payloadReceived.increment(by: item.payload.count)
             state.items.append(item)
             state.queuedBytes += item.payload.count
         }
@@ -201,6 +202,7 @@ final class ResultSpooler: @unchecked Sendable {
         let now = Stopwatch.now
         for (position, c) in spooled.enumerated() {
             if counted.contains(position) {
+                CoordinatorMetrics.segmentsCompleted.increment()
                 outcomes.append(.recorded(.init(jobID: c.jobID, index: c.index), encodeSeconds: c.result.encodeSeconds,
                                           bytes: c.result.sizeBytes, at: now))
             } else {
@@ -226,6 +228,7 @@ final class ResultSpooler: @unchecked Sendable {
             guard encoded.jobID == ref.jobID, encoded.index == ref.index else { throw PayloadError.badHeader("wrong segment") }
         } catch {
             try store.release(ref.jobID, ref.index, worker: worker, error: "malformed result: \(error)")
+            CoordinatorMetrics.resultRefused(.malformed)
             outcomes.append(.handedBack)
             return nil
         }
@@ -241,6 +244,7 @@ final class ResultSpooler: @unchecked Sendable {
             try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
             logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
             outcomes.append(.incompatible(worker: worker))
+            CoordinatorMetrics.resultRefused(.otherHeaders)
             return nil
         }
         let jobSpool: ResultSpool

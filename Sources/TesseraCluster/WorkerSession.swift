@@ -115,6 +115,7 @@ final class WorkerSession {
             }
             lastHeard = Date()
             heardFromCoordinator = true
+            WorkerMetrics.heardFromCoordinator()
             let message: ClusterMessage
             do {
                 // A task's payload (megabytes) is read where libzmq received it, on the encode thread.
@@ -166,18 +167,21 @@ final class WorkerSession {
         startThread(name: "tessera-encode-\(ref.index)") {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
+            WorkerMetrics.encodeStarted()
             let message: ClusterMessage
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
                 task.header.settings.threads = threads
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
+                WorkerMetrics.encoded(encoded.header)
                 let (bytes, checksum) = encoded.serializedWithChecksum()
                 message = .result(.init(segment: ref, attempt: header.attempt, token: header.token, checksum: checksum), payload: bytes)
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
                 message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)"))
             }
+            WorkerMetrics.encodeEnded(message)
             outbox.post(message)
         }
     }

@@ -32,7 +32,7 @@ public final class JobStore {
     public var sessions: Int { db.sessionsOpened }
 
     func run(_ doing: String, _ sql: String, _ params: [String?] = []) throws(StoreError) -> PGRows {
-        do { return try Stopwatch.time(&queryTime) { () throws(PGError) in try db.query(sql, params) } } catch {
+        do { return try StoreMetrics.time(&queryTime) { () throws(PGError) in try db.query(sql, params) } } catch {
             throw StoreError(error, doing)
         }
     }
@@ -40,7 +40,7 @@ public final class JobStore {
     /// Runs `body` in one transaction.
     func transaction<R>(_ doing: String, _ body: () throws -> R) throws(StoreError) -> R {
         do {
-            return try Stopwatch.time(&queryTime) { try db.transaction(body) }
+            return try StoreMetrics.time(&queryTime) { try db.transaction(body) }
         } catch let error as StoreError {
             throw error
         } catch let error as PGError {

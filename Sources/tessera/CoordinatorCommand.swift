@@ -28,9 +28,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @OptionGroup var security: CoordinatorKeyOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
     var id: String?
+    @OptionGroup var observability: ObservabilityOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
     func run() async throws {
+        observability.bootstrap()
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.coordinator")
         logger.logLevel = verbose ? .debug : .info
@@ -54,10 +56,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
         options.maximumMessageSize = maxMessageSize
         guard sendWindow > 0, sendWindow <= 1_048_576 else { throw ValidationError("--send-window must be above 0 and at most 1048576 megabytes") }
         options.sendWindowBytes = max(1, Int(sendWindow * 1_048_576))
-        let coordinator = CoordinatorService(Coordinator(options: options, logger: logger))
+        let coordinator = Coordinator(options: options, logger: logger)
+        // The listener is listed first, so it stops last: it answers while the coordinator winds down.
+        let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)
+        let services = [listener, CoordinatorService(coordinator)].compactMap { $0 }
         do {
             // SIGTERM or SIGINT: the loop finishes its turn, planning and stitching threads end, and it returns.
-            try await ServiceGroup(configuration: .process([coordinator], logger: logger)).run()
+            try await ServiceGroup(configuration: .process(services, logger: logger)).run()
         } catch {
             FileHandle.standardError.write(Data("tessera: coordinator: \(error)\n".utf8))
             throw ExitCode(1)

@@ -18,6 +18,7 @@ struct Worker: AsyncParsableCommand {
     @Option(help: "Scheduling niceness of the encodes, 0-19 (a coordinator or job store on the same machine then never waits for a core).")
     var nice: Int32 = 0
     @OptionGroup var security: WorkerKeyOptions
+    @OptionGroup var observability: ObservabilityOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
     @Option(help: .hidden) var parentProcess: Int32?
     /// Benchmark only (bench/run): skip the encode and return this many filler bytes per frame.
@@ -31,6 +32,7 @@ struct Worker: AsyncParsableCommand {
 
     func run() async throws {
         let keys = try security.security(connect: connect)
+        observability.bootstrap()
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.worker")
         logger.logLevel = verbose ? .debug : .info
@@ -40,10 +42,14 @@ struct Worker: AsyncParsableCommand {
         options.benchBytesPerFrame = benchBytesPerFrame
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
-        let worker = ClusterWorker(options: options, logger: logger)
+        // /readyz answers 503 from the moment SIGTERM arrives, while the worker hands its work back.
+        let worker = DrainNotingService(ClusterWorker(options: options, logger: logger))
+        // The listener is listed first, so it stops last.
+        let listener: (any Service)? = observability.server(.worker(options, draining: worker.draining), logger: logger)
+        let services = [listener, worker].compactMap { $0 }
         do {
             // SIGTERM or SIGINT: the worker hands back what it holds and leaves.
-            try await ServiceGroup(configuration: .process([worker], logger: logger)).run()
+            try await ServiceGroup(configuration: .process(services, logger: logger)).run()
         } catch {
             FileHandle.standardError.write(Data("tessera: worker: \(error)\n".utf8))
             throw ExitCode(1)

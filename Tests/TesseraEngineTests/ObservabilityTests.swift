@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import TesseraCore
+import TesseraStore
+
+/// What an operator sees: `/metrics`, `/healthz` and `/readyz` of real coordinator and worker processes,
+/// scraped over real sockets, and their JSON log lines.
+@Suite(.serialized) struct ObservabilityTests {
+    /// Starts `tessera worker` with a listener on `port`.
+    func startWorker(_ cluster: Cluster, _ id: String, metrics port: Int, _ extra: [String] = []) throws -> Process {
+        let worker = try cluster.spawn(["worker", "--connect", cluster.endpoint, "--id", id, "--heartbeat", "0.5", "--insecure",
+                                        "--metrics-listen", "127.0.0.1:\(port)"] + extra, log: "\(id).log")
+        cluster.workers[id] = worker
+        return worker
+    }
+
+    /// Polls `path` until it answers `status`; the last response.
+    @discardableResult
+    func poll(_ port: Int, _ path: String, status: Int, timeout: Double = 20) throws -> HTTP.Response {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: Result<HTTP.Response, any Error> = .failure(ToolError("never asked"))
+        while Date() < deadline {
+            last = Result { try HTTP.get(port, path) }
+            if case .success(let response) = last, response.status == status { return response }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let seen = (try? last.get()).map { "\($0.status) \($0.body)" } ?? "\(last)"
+        throw ToolError(":\(port)\(path) did not answer \(status) within \(timeout) s: \(seen)")
+    }
+
+    /// After a job: segments completed equal the plan's, both workers are connected, the workers' encode
+    /// histograms count every segment and their frame counters every frame; the coordinator's log lines are
+    /// JSON objects with `job.id` as a key.
+    @Test func metricsAfterAJob() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let coordinatorPort = Cluster.freePort(), workerPorts = [Cluster.freePort(), Cluster.freePort()]
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(coordinatorPort)", "--log-format", "json"])
+        for (n, port) in workerPorts.enumerated() { _ = try startWorker(cluster, "w\(n)", metrics: port, ["--log-format", "json"]) }
+        try poll(coordinatorPort, "/readyz", status: 200)
+        for port in workerPorts { try poll(port, "/readyz", status: 200) }
+
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done)
+        #expect(record.segmentsTotal >= 2, "a job of several segments, so the counts below mean something")
+
+        let scrape = try HTTP.get(coordinatorPort, "/metrics")
+        #expect(scrape.status == 200)
+        #expect(scrape.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let coordinator = HTTP.samples(scrape.body)
+        #expect(coordinator["tessera_segments_completed_total"] == Double(record.segmentsTotal))
+        #expect(coordinator["tessera_workers_connected"] == 2)
+        #expect(coordinator["tessera_jobs{state=\"done\"}"] == 1)
+        #expect(coordinator["tessera_jobs{state=\"queued\"}"] == 0)
+        #expect(coordinator["tessera_store_up"] == 1)
+        #expect((coordinator["tessera_payload_bytes_total{direction=\"sent\"}"] ?? 0) > 0)
+        #expect((coordinator["tessera_payload_bytes_total{direction=\"received\"}"] ?? 0) > 0)
+        #expect((coordinator["tessera_store_seconds_count"] ?? 0) > 0)
+        #expect(coordinator["tessera_results_refused_total{reason=\"wrong_token\"}"] == 0)
+        #expect(coordinator["tessera_leases_expired_total"] == 0)
+
+        var encodes = 0.0, frames = 0.0
+        for port in workerPorts {
+            let worker = HTTP.samples(try HTTP.get(port, "/metrics").body)
+            encodes += worker["tessera_segment_encode_seconds_count"] ?? 0
+            frames += worker["tessera_encoded_frames_total"] ?? 0
+            #expect(worker["tessera_worker_busy"] == 0)
+            #expect(worker["tessera_worker_connected"] == 1)
+            #expect(worker["tessera_segment_encode_seconds_bucket{le=\"1800.0\"}"] == worker["tessera_segment_encode_seconds_count"],
+                    "buckets reach 30 minutes")
+        }
+        #expect(encodes == Double(record.segmentsTotal))
+        #expect(frames == Double(record.framesTotal))
+
+        for port in [coordinatorPort] + workerPorts {
+            #expect(try HTTP.get(port, "/healthz").status == 200)
+            #expect(try HTTP.get(port, "/nowhere").status == 404)
+        }
+
+        let lines = cluster.log("coordinator.log").split(separator: "\n")
+        #expect(!lines.isEmpty)
+        var jobLines = 0
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+            #expect(object["message"] is String && object["level"] is String && object["time"] is String)
+            if object["job.id"] as? String == job { jobLines += 1 }
+        }
+        #expect(jobLines >= 2, "the job's lines carry job.id as a key")
+    }
+
+    /// `/readyz` follows what the process can do: a coordinator's goes to 503 when its store stops and back
+    /// to 200 when it returns; a worker's is 503 until it hears a coordinator, and again once that is gone.
+    @Test func readinessFlips() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let coordinatorPort = Cluster.freePort(), workerPort = Cluster.freePort()
+        _ = try startWorker(cluster, "w", metrics: workerPort)
+        let waiting = try poll(workerPort, "/readyz", status: 503)
+        #expect(waiting.body.contains("not connected"))
+        #expect(try HTTP.get(workerPort, "/healthz").status == 200, "alive while not ready")
+
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(coordinatorPort)"])
+        try poll(coordinatorPort, "/readyz", status: 200)
+        try poll(workerPort, "/readyz", status: 200)
+
+        let stopped = try Tool.run(cluster.binary, ["db", "stop"] + cluster.db)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let down = try poll(coordinatorPort, "/readyz", status: 503, timeout: 10)
+        #expect(down.body.contains("store"))
+        #expect(try HTTP.get(coordinatorPort, "/healthz").status == 200)
+        #expect(HTTP.samples(try HTTP.get(coordinatorPort, "/metrics").body)["tessera_store_up"] == 0)
+        let started = try Tool.run(cluster.binary, ["db", "start"] + cluster.db)
+        #expect(started.status == 0, "\(started.stderr)")
+        try poll(coordinatorPort, "/readyz", status: 200, timeout: 10)
+
+        cluster.kill9(cluster.coordinator)
+        let orphaned = try poll(workerPort, "/readyz", status: 503, timeout: 10)
+        #expect(orphaned.body.contains("not connected"))
+    }
+
+    /// A scrape takes under 50 ms with 10,000 segments in the store: the gauges by state come from one
+    /// grouped count per table, not from reading segments.
+    @Test func scrapeWithTenThousandSegments() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let store = try cluster.openStore()
+        defer { store.close() }
+        try store.migrate()
+        // Ten jobs of 1,000 pending segments, claimed by a coordinator that is not running (this one leaves them).
+        for _ in 0..<10 {
+            let id = try store.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: "elsewhere")
+            guard let claimed = try store.claimQueuedJob(coordinator: "elsewhere"), claimed.id == id else { throw ToolError("claim failed") }
+            let plan = (0..<1000).map { k in
+                PlannedSegment(index: k, startPTS: Int64(k * 10), endPTS: Int64(k * 10 + 10), firstPacket: k * 10, lastPacket: k * 10 + 9,
+                               frameCount: 10, preRollPackets: 0, entry: .idr)
+            }
+            try store.addSegments(id, plan)
+        }
+        let port = Cluster.freePort()
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(port)"])
+        try poll(port, "/readyz", status: 200)
+
+        var times: [Double] = []
+        var last = HTTP.Response(status: 0, headers: [:], body: "")
+        for _ in 0..<20 {
+            let started = Stopwatch.now
+            last = try HTTP.get(port, "/metrics")
+            times.append(Stopwatch.now - started)
+        }
+        let samples = HTTP.samples(last.body)
+        #expect(samples["tessera_segments{state=\"pending\"}"] == 10_000, "every scrape counts the store anew")
+        #expect(samples["tessera_jobs{state=\"encoding\"}"] == 10)
+        times.sort()
+        let median = times[times.count / 2], worst = times.last!
+        print("scrape with 10,000 segments: median \(Int(median * 1000)) ms, worst \(Int(worst * 1000)) ms over \(times.count)")
+        #expect(median < 0.05, "median scrape \(median) s")
+        #expect(worst < 0.25, "worst scrape \(worst) s")
+    }
+}
