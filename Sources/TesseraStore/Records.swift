@@ -2,7 +2,8 @@ import Foundation
 import PGClient
 import TesseraCore
 
-/// A job as the store holds it. The JSON form (`tessera status --json`) is stable for scripts.
+/// A job as the store holds it. The JSON form (`tessera status --json`) is stable for scripts: every key
+/// is always there, null when unset.
 public struct JobRecord: Codable, Sendable, Equatable {
     public var id: String
     public var state: JobState
@@ -18,10 +19,12 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var createdAt: String
     public var updatedAt: String
     public var finishedAt: String?
+    /// The coordinator the job was submitted for (`submit --coordinator`); nil when any may take it.
+    public var coordinator: String?
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, error, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        frames_total, frames_done, error, assigned_coordinator, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
         to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
         """
@@ -46,6 +49,32 @@ public struct JobRecord: Codable, Sendable, Equatable {
         createdAt = row.string("created_at")
         updatedAt = row.string("updated_at")
         finishedAt = row["finished_at"]
+        coordinator = row["assigned_coordinator"]
+    }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, error, createdAt,
+             updatedAt, finishedAt, coordinator
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(state, forKey: .state)
+        try c.encode(input, forKey: .input)
+        try c.encode(output, forKey: .output)
+        try c.encode(spec, forKey: .spec)
+        try c.encode(settingsHash, forKey: .settingsHash)
+        try c.encode(segmentsTotal, forKey: .segmentsTotal)
+        try c.encode(segmentsDone, forKey: .segmentsDone)
+        try c.encode(framesTotal, forKey: .framesTotal)
+        try c.encode(framesDone, forKey: .framesDone)
+        // encode, not encodeIfPresent: an unset value is written as null.
+        try c.encode(error, forKey: .error)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(finishedAt, forKey: .finishedAt)
+        try c.encode(coordinator, forKey: .coordinator)
     }
 
     public var progress: Double {

@@ -207,7 +207,23 @@ enum JobText {
         return s
     }
 
+    /// One row per job, under a header: id, state, progress, created and finished times (UTC), input and output.
     static func table(_ jobs: [JobRecord]) -> String {
-        jobs.isEmpty ? "no jobs" : jobs.map(line).joined(separator: "\n")
+        guard !jobs.isEmpty else { return "no jobs" }
+        let rows = [["JOB", "STATE", "DONE", "CREATED (UTC)", "FINISHED (UTC)", "INPUT -> OUTPUT"]] + jobs.map { j in
+            var files = "\(j.input) -> \(j.output)"
+            if let error = j.error, j.state == .failed { files += ": \(error)" }
+            return [j.id, j.state.rawValue, j.segmentsTotal > 0 ? "\(Int(j.progress * 100))%" : "-", time(j.createdAt),
+                    j.finishedAt.map(time) ?? "-", files]
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            (0..<5).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + row[5]
+        }.joined(separator: "\n")
+    }
+
+    /// `2025-01-02T03:04:05.678Z` as `2025-01-02 03:04:05`.
+    static func time(_ iso: String) -> String {
+        String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ")
     }
 }

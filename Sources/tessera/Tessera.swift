@@ -10,7 +10,7 @@ struct Tessera: AsyncParsableCommand {
         commandName: "tessera",
         abstract: "Segment-parallel, frame-exact H.264/AAC transcoding to faststart MP4.",
         version: "0.1.0",
-        subcommands: [Transcode.self, Probe.self, Sample.self, Presets.self, Submit.self, Status.self, List.self, Watch.self, Events.self, Cancel.self,
+        subcommands: [Transcode.self, Probe.self, Sample.self, Presets.self, Submit.self, Status.self, List.self, Watch.self, Events.self, Cancel.self, Prune.self,
                       Migrate.self, Db.self, CoordinatorCommand.self, Worker.self, Keygen.self])
 
     /// ffmpeg's words are read before parsing (see `FFmpegHabits`): a hint or an unknown command is one

@@ -69,6 +69,81 @@ import Testing
         #expect(migrate.status == 0 && migrate.stderr.contains("up to date"))
     }
 
+    /// Every documented key, always there (null when unset), in job JSON (`status --json`, `list --json`)
+    /// and event JSON alike, before and after the job ends.
+    @Test func jobAndEventJSONKeysAreStable() throws {
+        let box = try Sandbox("stable-keys")
+        defer { box.close() }
+        let jobKeys: Set = ["id", "state", "input", "output", "spec", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
+                            "framesDone", "error", "createdAt", "updatedAt", "finishedAt", "coordinator"]
+        let eventKeys: Set = ["id", "job", "at", "kind", "segment", "from", "to", "worker", "detail"]
+        let submitted = try box.tessera(["submit", try box.clip(), "-o", box.path("out.mp4"), "--coordinator", "nobody"])
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let id = submitted.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let other = try box.tessera(["submit", box.path("in.mp4"), "-o", box.path("other.mp4")])
+        #expect(other.status == 0, "\(other.stderr)")
+
+        let queued = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", id, "--json"]).stdout) as? [String: Any])
+        #expect(Set(queued.keys) == jobKeys)
+        #expect(queued["error"] is NSNull && queued["finishedAt"] is NSNull)
+        #expect(queued["coordinator"] as? String == "nobody")
+        let open = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", "--json"]).stdout) as? [[String: Any]])
+        #expect(open.count == 2 && open.allSatisfy { Set($0.keys) == jobKeys })
+        #expect(open.contains { $0["coordinator"] is NSNull }, "a job any coordinator may take")
+
+        #expect(try box.tessera(["cancel", id]).status == 0)
+        let listed = try #require(try JSONSerialization.jsonObject(with: box.tessera(["list", "--json"]).stdout) as? [[String: Any]])
+        #expect(listed.count == 2 && listed.allSatisfy { Set($0.keys) == jobKeys })
+        let canceled = try #require(listed.first { $0["id"] as? String == id })
+        #expect(canceled["error"] as? String == "canceled" && canceled["finishedAt"] is String)
+
+        let events = try box.tessera(["events", "--json", "--no-follow"])
+        let lines = try events.text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.count == 3, "two queued, one canceled: \(events.text)")
+        #expect(lines.allSatisfy { Set($0.keys) == eventKeys })
+        #expect(lines.first?["from"] is NSNull && lines.first?["segment"] is NSNull && lines.first?["worker"] is NSNull)
+    }
+
+    /// `list` shows when each job was created and finished; `prune --older-than` removes ended jobs (with
+    /// their events) that ended longer ago than that, and never one that has not ended.
+    @Test func listShowsTimesAndPruneRemovesEndedJobs() throws {
+        let box = try Sandbox("prune")
+        defer { box.close() }
+        let input = try box.clip()
+        let ended = try box.tessera(["submit", input, "-o", box.path("a.mp4")]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let open = try box.tessera(["submit", input, "-o", box.path("b.mp4")]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try box.tessera(["cancel", ended]).status == 0)
+
+        let list = try box.tessera(["list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let rows = list.text.split(separator: "\n").map(String.init)
+        #expect(rows.first?.wholeMatch(of: /JOB +STATE +DONE +CREATED \(UTC\) +FINISHED \(UTC\) +INPUT -> OUTPUT/) != nil, "\(list.text)")
+        let time = /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/
+        let endedRow = try #require(rows.first { $0.hasPrefix(ended) }), openRow = try #require(rows.first { $0.hasPrefix(open) })
+        #expect(endedRow.matches(of: time).count == 2, "created and finished: \(endedRow)")
+        #expect(openRow.matches(of: time).count == 1 && openRow.contains(" queued "), "\(openRow)")
+
+        let young = try box.tessera(["prune", "--older-than", "7d"])
+        #expect(young.status == 0 && young.text.isEmpty)
+        #expect(young.stderr == "tessera: removed 0 job(s) that ended more than 7d ago\n")
+        Thread.sleep(forTimeInterval: 1.1)
+        let pruned = try box.tessera(["prune", "--older-than", "1s"])
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        #expect(pruned.text == "\(ended)\n")
+        #expect(pruned.stderr == "tessera: removed 1 job(s) that ended more than 1s ago\n")
+        let jobs = try #require(try JSONSerialization.jsonObject(with: box.tessera(["list", "--json"]).stdout) as? [[String: Any]])
+        #expect(jobs.map { $0["id"] as? String } == [open])
+        #expect(try box.tessera(["events", ended, "--no-follow"]).stderr == "tessera: no job \(ended)\n")
+        let history = try box.tessera(["events", "--no-follow"]).text
+        #expect(!history.contains(ended) && history.contains(open), "the ended job's events went with it")
+
+        let bad = try box.tessera(["prune", "--older-than", "soon"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr == "tessera: --older-than soon: not an age: give a number and a unit, s, m, h, d or w (7d)\n")
+    }
+
     /// Unknown job, malformed URL, unreachable server, PostgreSQL not installed: one line, non-zero exit.
     @Test(arguments: ["unknown-job", "malformed-url", "unreachable", "not-installed", "missing-input"])
     func badInputIsAOneLineError(_ kind: String) throws {
