@@ -27,12 +27,25 @@ struct Db: ParsableCommand {
     }
 
     struct Stop: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop the embedded server.")
+        static let configuration = CommandConfiguration(
+            abstract: "Stop the embedded server; refused while clients (a coordinator, a job command) are connected, unless --force.")
+        @Flag(help: "Stop it even while clients are connected (they lose the job store).") var force = false
         @OptionGroup var database: DatabaseOptions
 
         func run() throws {
+            let server = database.embedded
             do throws(StoreError) {
-                try database.embedded.stop()
+                guard try server.status().running else {
+                    FileHandle.standardError.write(Data("tessera: the job store in \(server.directory.path) is not running\n".utf8))
+                    return
+                }
+                let clients = try server.connectedClients()
+                if clients > 0 && !force {
+                    throw StoreError("the job store in \(server.directory.path) has \(clients) client(s) connected (a coordinator or a job command): give --force to stop it anyway")
+                }
+                try server.stop()
+                let note = clients > 0 ? " (\(clients) client(s) disconnected)" : ""
+                FileHandle.standardError.write(Data("tessera: stopped the job store in \(server.directory.path)\(note)\n".utf8))
             } catch {
                 throw Tessera.fail(error)
             }

@@ -55,7 +55,7 @@ import Testing
         let dataDir = Fixtures.directory.appendingPathComponent("cli-db-\(UUID().uuidString.prefix(6))").path
         defer {
             try? FileManager.default.removeItem(atPath: output)
-            _ = try? Tool.run(binary, ["db", "stop", "--data-dir", dataDir])
+            _ = try? Tool.run(binary, ["db", "stop", "--force", "--data-dir", dataDir])
             try? FileManager.default.removeItem(atPath: dataDir)
         }
         let result = try Tool.run(binary, ["transcode", source, "-o", output, "--preset", "ultrafast", "--segment-seconds", "2",

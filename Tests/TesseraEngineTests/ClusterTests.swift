@@ -136,7 +136,7 @@ final class Cluster {
     func shutdown() {
         for (_, w) in workers where w.isRunning { w.terminate(); w.waitUntilExit() }
         if let c = coordinator, c.isRunning { c.terminate(); c.waitUntilExit() }
-        _ = try? Tool.run(binary, ["db", "stop"] + db)
+        _ = try? Tool.run(binary, ["db", "stop", "--force"] + db)
         try? FileManager.default.removeItem(at: directory)
     }
 }

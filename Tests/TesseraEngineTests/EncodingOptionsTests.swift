@@ -7,7 +7,7 @@ import Testing
     let binary = Tool.tesseraBinary
     /// One embedded job store for the suite, stopped when the test process exits.
     static let dataDir: String = {
-        atexit { _ = try? Tool.run(Tool.tesseraBinary, ["db", "stop", "--data-dir", EncodingOptionsTests.dataDirPath]) }
+        atexit { _ = try? Tool.run(Tool.tesseraBinary, ["db", "stop", "--force", "--data-dir", EncodingOptionsTests.dataDirPath]) }
         return dataDirPath
     }()
     static let dataDirPath = Fixtures.directory.appendingPathComponent("options-db").path

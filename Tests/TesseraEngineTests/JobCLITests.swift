@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraStore
 
 /// The job commands as users script them, against an embedded PostgreSQL in a private directory.
 @Suite(.serialized) struct JobCLITests {
@@ -12,7 +13,7 @@ import Testing
         func env(_ dir: String) -> [String: String] { ProcessInfo.processInfo.environment.merging(["TESSERA_DATA_DIR": dir]) { $1 } }
         defer {
             for dir in [a, b] {
-                _ = try? Tool.run(binary, ["db", "stop"], environment: env(dir))
+                _ = try? Tool.run(binary, ["db", "stop", "--force"], environment: env(dir))
                 try? FileManager.default.removeItem(atPath: dir)
             }
         }
@@ -35,7 +36,7 @@ import Testing
         let dir = Fixtures.directory.appendingPathComponent("db-\(UUID().uuidString.prefix(6))").path
         let db = ["--data-dir", dir]
         defer {
-            _ = try? Tool.run(binary, ["db", "stop"] + db)
+            _ = try? Tool.run(binary, ["db", "stop", "--force"] + db)
             try? FileManager.default.removeItem(atPath: dir)
         }
         let source = try SourceKind.closedGOPWithBFrames.make()
@@ -142,6 +143,32 @@ import Testing
         let bad = try box.tessera(["prune", "--older-than", "soon"])
         #expect(bad.status == 1)
         #expect(bad.stderr == "tessera: --older-than soon: not an age: give a number and a unit, s, m, h, d or w (7d)\n")
+    }
+
+    /// `db stop` says what it did; with a client connected it refuses unless --force.
+    @Test func dbStopSaysWhatItDid() throws {
+        let box = try Sandbox("db-stop")
+        defer { box.close() }
+        #expect(try box.tessera(["db", "start"]).status == 0)
+        let follower = try Background(box.binary, ["events", "--data-dir", box.dataDir], stdout: box.path("events.out"))
+        let server = EmbeddedPostgres(directory: URL(fileURLWithPath: box.dataDir))
+        let deadline = Date().addingTimeInterval(20)
+        while try server.connectedClients() == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let refused = try box.tessera(["db", "stop"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "tessera: the job store in \(box.dataDir) has 1 client(s) connected (a coordinator or a job command): give --force to stop it anyway\n")
+        #expect(try box.tessera(["db", "status"]).status == 0, "still running")
+
+        let forced = try box.tessera(["db", "stop", "--force"])
+        #expect(forced.status == 0)
+        #expect(forced.stderr == "tessera: stopped the job store in \(box.dataDir) (1 client(s) disconnected)\n")
+        _ = follower.exitStatus(within: 10)
+        let again = try box.tessera(["db", "stop"])
+        #expect(again.status == 0 && again.stderr == "tessera: the job store in \(box.dataDir) is not running\n")
+
+        #expect(try box.tessera(["db", "start"]).status == 0)
+        let quiet = try box.tessera(["db", "stop"])
+        #expect(quiet.status == 0 && quiet.stderr == "tessera: stopped the job store in \(box.dataDir)\n")
     }
 
     /// Unknown job, malformed URL, unreachable server, PostgreSQL not installed: one line, non-zero exit.

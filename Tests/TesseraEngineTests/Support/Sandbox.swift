@@ -30,7 +30,7 @@ struct Sandbox {
     }
 
     func close() {
-        if FileManager.default.fileExists(atPath: dataDir) { _ = try? Tool.run(binary, ["db", "stop", "--data-dir", dataDir]) }
+        if FileManager.default.fileExists(atPath: dataDir) { _ = try? Tool.run(binary, ["db", "stop", "--force", "--data-dir", dataDir]) }
         try? FileManager.default.removeItem(at: directory)
     }
 
