@@ -17,7 +17,7 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable {
         self.line = line
         var buffer = [CChar](repeating: 0, count: 256)
         tessera_error_string(code, &buffer, buffer.count)
-        message = String(cString: buffer)
+        message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// An error that is not a failed C call (a missing codec, an unsupported format).

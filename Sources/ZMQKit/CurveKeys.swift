@@ -9,7 +9,7 @@ public struct CurveKeyPair: Sendable, Equatable {
     public static func generate() throws(ZMQError) -> CurveKeyPair {
         var publicKey = [CChar](repeating: 0, count: 41), secretKey = [CChar](repeating: 0, count: 41)
         try check(zmq_curve_keypair(&publicKey, &secretKey), "zmq_curve_keypair")
-        return CurveKeyPair(publicKey: String(cString: publicKey), secretKey: String(cString: secretKey))
+        return CurveKeyPair(publicKey: String(nulTerminated: publicKey), secretKey: String(nulTerminated: secretKey))
     }
 
     /// The pair whose secret key is `secretKey`; nil when it is not a Z85 key.
@@ -17,7 +17,7 @@ public struct CurveKeyPair: Sendable, Equatable {
         guard CurveKeyPair.isKey(secretKey) else { return nil }
         var publicKey = [CChar](repeating: 0, count: 41)
         guard zmq_curve_public(&publicKey, secretKey) == 0 else { return nil }
-        self.init(publicKey: String(cString: publicKey), secretKey: secretKey)
+        self.init(publicKey: String(nulTerminated: publicKey), secretKey: secretKey)
     }
 
     init(publicKey: String, secretKey: String) {
@@ -36,7 +36,7 @@ public struct CurveKeyPair: Sendable, Equatable {
     public static func z85(_ raw: [UInt8]) -> String? {
         guard raw.count == 32 else { return nil }
         var text = [CChar](repeating: 0, count: 41)
-        return zmq_z85_encode(&text, raw, raw.count) == nil ? nil : String(cString: text)
+        return zmq_z85_encode(&text, raw, raw.count) == nil ? nil : String(nulTerminated: text)
     }
 
     /// Whether this libzmq was built with CURVE (libsodium).
@@ -73,5 +73,12 @@ extension ReceivedFrame {
         guard let value = zmq_msg_gets(message, "User-Id") else { return nil }
         let text = String(cString: value)
         return text.isEmpty ? nil : text
+    }
+}
+
+extension String {
+    /// The text of a NUL-terminated C buffer.
+    init(nulTerminated buffer: [CChar]) {
+        self = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

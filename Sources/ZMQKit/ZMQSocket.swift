@@ -32,8 +32,7 @@ public final class ZMQSocket {
     }
 
     func setOption<T>(_ option: Int32, _ value: T) throws(ZMQError) {
-        var v = value
-        try check(zmq_setsockopt(handle, option, &v, MemoryLayout<T>.size), "zmq_setsockopt(\(option))")
+        try check(withUnsafeBytes(of: value) { zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }, "zmq_setsockopt(\(option))")
     }
 
     /// How long close() may wait to deliver queued messages (0: drop them).
@@ -75,7 +74,7 @@ public final class ZMQSocket {
         var buffer = [CChar](repeating: 0, count: 1024)
         var size = buffer.count
         guard zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size) == 0 else { return nil }
-        return String(cString: buffer)
+        return String(nulTerminated: buffer)
     }
 
     /// Frames at least this large are handed to libzmq without a copy (`zmq_msg_init_data`).

@@ -76,7 +76,7 @@ import TesseraCore
                                                                            "-ac", "2", "-c:a", "ac3", "-output_ts_offset", "2.08"])
         let joined = Fixtures.directory.appendingPathComponent("layout-switch.ts").path
         if !FileManager.default.fileExists(atPath: joined) {
-            FileManager.default.createFile(atPath: joined, contents: try Data(contentsOf: URL(fileURLWithPath: first))
+            _ = FileManager.default.createFile(atPath: joined, contents: try Data(contentsOf: URL(fileURLWithPath: first))
                                            + Data(contentsOf: URL(fileURLWithPath: second)))
         }
         let output = Fixtures.output("layout-switch.mp4")

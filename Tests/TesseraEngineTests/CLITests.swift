@@ -14,17 +14,17 @@ import Testing
         var input = dir.appendingPathComponent("input.mp4").path
         switch kind {
         case "empty":
-            FileManager.default.createFile(atPath: input, contents: Data())
+            _ = FileManager.default.createFile(atPath: input, contents: Data())
         case "random":
             var generator = SystemRandomNumberGenerator()
-            FileManager.default.createFile(atPath: input, contents: Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+            _ = FileManager.default.createFile(atPath: input, contents: Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         case "text":
             input = dir.appendingPathComponent("notes.txt").path
-            FileManager.default.createFile(atPath: input, contents: Data(String(repeating: "not a video\n", count: 100).utf8))
+            _ = FileManager.default.createFile(atPath: input, contents: Data(String(repeating: "not a video\n", count: 100).utf8))
         case "truncated":
             // ffmpeg writes moov at the end: keep the first half, and there is no moov.
             let whole = try Data(contentsOf: URL(fileURLWithPath: try SourceKind.closedGOPWithBFrames.make()))
-            FileManager.default.createFile(atPath: input, contents: whole.prefix(whole.count / 2))
+            _ = FileManager.default.createFile(atPath: input, contents: whole.prefix(whole.count / 2))
         case "audio-only":
             input = dir.appendingPathComponent("tone.m4a").path
             try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac", input])

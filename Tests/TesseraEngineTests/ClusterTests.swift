@@ -48,7 +48,7 @@ final class Cluster {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         let path = directory.appendingPathComponent(log).path
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -71,7 +71,7 @@ final class Cluster {
     func secure() throws {
         let coordinator = try keygen("coordinator")
         let authorized = directory.appendingPathComponent("authorized_workers").path
-        FileManager.default.createFile(atPath: authorized, contents: Data("# workers\n".utf8))
+        _ = FileManager.default.createFile(atPath: authorized, contents: Data("# workers\n".utf8))
         keys = (coordinator, authorized)
     }
 

@@ -62,7 +62,7 @@ import ZMQKit
         defer { store.close() }
         #expect(Self.leasedTo(try store.events(job)) == ["allowed"])
         // The others may not have tried yet when a short job ends: their reasons come within seconds.
-        try cluster.waitUntil(timeout: 10) {
+        cluster.waitUntil(timeout: 10) {
             cluster.log("stranger.log").contains("refused this worker's key") && cluster.log("keyless.log").contains("requires CURVE keys")
         }
         #expect(cluster.log("stranger.log").contains("the coordinator refused this worker's key \(try cluster.publicKey(stranger))"))
@@ -82,7 +82,7 @@ import ZMQKit
         Thread.sleep(forTimeInterval: 1.5)
         #expect(!cluster.log("coordinator.log").contains("keys.added=1 keys.removed=1"), "the same size and time: not read again by itself")
         kill(cluster.coordinator!.processIdentifier, SIGHUP)
-        try cluster.waitUntil(timeout: 5) { cluster.log("coordinator.log").contains("keys.added=1 keys.removed=1") }
+        cluster.waitUntil(timeout: 5) { cluster.log("coordinator.log").contains("keys.added=1 keys.removed=1") }
         #expect(cluster.log("coordinator.log").contains("keys.added=1 keys.removed=1"))
     }
 
@@ -95,7 +95,7 @@ import ZMQKit
         try cluster.authorize([first, second])
         try cluster.startCoordinator()
         try cluster.startWorker("w", key: first)
-        try cluster.waitUntil(timeout: 10) { cluster.log("coordinator.log").contains("worker.id=w worker.slots") }
+        cluster.waitUntil(timeout: 10) { cluster.log("coordinator.log").contains("worker.id=w worker.slots") }
         cluster.workers["w"]?.terminate()
         cluster.workers["w"]?.waitUntilExit()
         try cluster.startWorker("w", key: second)

@@ -14,8 +14,8 @@ enum Tool {
         let dir = FileManager.default.temporaryDirectory
         let out = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).out")
         let err = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)
@@ -92,9 +92,14 @@ struct ToolError: Error, CustomStringConvertible {
 
 /// Test media made with ffmpeg's lavfi sources, once per test run, shared by the tests.
 enum Fixtures {
+    /// Removed when the test process exits (registered first, so after the suites' own exit handlers).
     static let directory: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        atexit {
+            try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory
+                .appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)"))
+        }
         return dir
     }()
 
