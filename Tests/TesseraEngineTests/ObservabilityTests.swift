@@ -62,8 +62,10 @@ import TesseraStore
         #expect(coordinator["tessera_leases_expired_total"] == 0)
 
         var encodes = 0.0, frames = 0.0
+        var names = Set(coordinator.keys.map { String($0.prefix { $0 != "{" }) })
         for port in workerPorts {
             let worker = HTTP.samples(try HTTP.get(port, "/metrics").body)
+            names.formUnion(worker.keys.map { String($0.prefix { $0 != "{" }) })
             encodes += worker["tessera_segment_encode_seconds_count"] ?? 0
             frames += worker["tessera_encoded_frames_total"] ?? 0
             #expect(worker["tessera_worker_busy"] == 0)
@@ -73,6 +75,12 @@ import TesseraStore
         }
         #expect(encodes == Double(record.segmentsTotal))
         #expect(frames == Double(record.framesTotal))
+
+        // The dashboard shows only what the processes serve.
+        let dashboard = try String(contentsOf: DeploymentFilesTests.root.appendingPathComponent("deploy/grafana/tessera.json"), encoding: .utf8)
+        let used = Set(dashboard.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).filter { $0.hasPrefix("tessera_") }.map(String.init))
+        #expect(used.count >= 10)
+        #expect(used.subtracting(names).isEmpty, "the dashboard names metrics no process serves: \(used.subtracting(names).sorted())")
 
         for port in [coordinatorPort] + workerPorts {
             #expect(try HTTP.get(port, "/healthz").status == 200)
