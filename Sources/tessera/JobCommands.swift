@@ -51,6 +51,7 @@ struct Submit: ParsableCommand {
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator)
             report.jobID = id
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+            CoordinatorWarning.warnIfNone(store)
             if wait { final = try Follower(store: store, id: id).follow() }
         } catch {
             throw report.fail(error)
@@ -148,7 +149,9 @@ struct Watch: ParsableCommand {
         do throws(StoreError) {
             let store = try database.open()
             defer { store.close() }
-            record = try Follower(store: store, id: store.job(job).id).follow()
+            let current = try store.job(job)
+            if current.state == .queued { CoordinatorWarning.warnIfNone(store) }
+            record = try Follower(store: store, id: current.id).follow()
         } catch {
             throw Tessera.fail(error)
         }

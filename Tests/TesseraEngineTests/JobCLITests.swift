@@ -171,6 +171,44 @@ import TesseraStore
         #expect(quiet.status == 0 && quiet.stderr == "tessera: stopped the job store in \(box.dataDir)\n")
     }
 
+    /// `submit`, and `watch` of a queued job, warn when no coordinator is connected to the store; with a
+    /// coordinator running they do not.
+    @Test func submitAndWatchWarnWhenNoCoordinatorRuns() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let warning = /tessera: warning: no coordinator is connected to the job store \((none seen yet|last seen \d+ (s|min|h|days) ago)\): the job stays queued until one runs \(tessera coordinator\)/
+        let alone = try Tool.run(binary, ["submit", source, "-o", cluster.directory.appendingPathComponent("a.mp4").path] + cluster.db)
+        #expect(alone.status == 0, "\(alone.stderr)")
+        let id = alone.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: id) != nil, "stdout holds the job id alone: '\(alone.text)'")
+        let lines = alone.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1 && lines[0].wholeMatch(of: warning) != nil, "\(alone.stderr)")
+
+        // watch warns the same way before following the queued job; it ends when the job is canceled.
+        let watching = Process()
+        watching.executableURL = URL(fileURLWithPath: binary)
+        watching.arguments = ["watch", id] + cluster.db
+        let err = cluster.directory.appendingPathComponent("watch.err")
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        watching.standardError = try FileHandle(forWritingTo: err)
+        watching.standardOutput = FileHandle.nullDevice
+        try watching.run()
+        cluster.waitUntil(timeout: 10) { ((try? String(contentsOf: err, encoding: .utf8)) ?? "").contains("warning") }
+        #expect(try Tool.run(binary, ["cancel", id] + cluster.db).status == 0)
+        watching.waitUntilExit()
+        let watched = try String(contentsOf: err, encoding: .utf8)
+        #expect(watched.split(separator: "\n").first.map { String($0).wholeMatch(of: warning) != nil } == true, "\(watched)")
+        #expect(watching.terminationStatus == 1)
+
+        try cluster.startCoordinator()
+        let store = try cluster.openStore()
+        defer { store.close() }
+        cluster.waitUntil(timeout: 20) { (try? store.coordinatorSighting().otherSessions) ?? 0 > 0 }
+        let served = try Tool.run(binary, ["submit", source, "-o", cluster.directory.appendingPathComponent("b.mp4").path] + cluster.db)
+        #expect(served.status == 0 && !served.stderr.contains("warning"), "\(served.stderr)")
+    }
+
     /// Unknown job, malformed URL, unreachable server, PostgreSQL not installed: one line, non-zero exit.
     @Test(arguments: ["unknown-job", "malformed-url", "unreachable", "not-installed", "missing-input"])
     func badInputIsAOneLineError(_ kind: String) throws {
