@@ -113,7 +113,7 @@ import TesseraStore
         try poll(coordinatorPort, "/readyz", status: 200)
         try poll(workerPort, "/readyz", status: 200)
 
-        let stopped = try Tool.run(cluster.binary, ["db", "stop"] + cluster.db)
+        let stopped = try Tool.run(cluster.binary, ["db", "stop", "--force"] + cluster.db)
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let down = try poll(coordinatorPort, "/readyz", status: 503, timeout: 10)
         #expect(down.body.contains("store"))
@@ -135,7 +135,7 @@ import TesseraStore
         defer { cluster.shutdown() }
         let store = try cluster.openStore()
         defer { store.close() }
-        try store.migrate()
+        _ = try store.migrate()
         // Ten jobs of 1,000 pending segments, claimed by a coordinator that is not running (this one leaves them).
         for _ in 0..<10 {
             let id = try store.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: "elsewhere")
