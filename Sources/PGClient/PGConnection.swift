@@ -16,6 +16,9 @@ public final class PGConnection {
     private var conn: OpaquePointer?
     public let conninfo: String
     public var reconnectTimeout: TimeInterval
+    /// Called after each failed reconnection attempt with its error; returning false gives up at once
+    /// (the caller is stopping). With an infinite `reconnectTimeout`, the connection waits out an outage.
+    public var reconnectAttemptFailed: ((PGError) -> Bool)?
     private var channels: Set<String> = []
     /// Session settings (`set(_:to:)`), applied again after a reconnect.
     private var settings: [(name: String, value: String)] = []
@@ -89,6 +92,7 @@ public final class PGConnection {
                 return
             } catch {
                 lastError = error
+                if let keepTrying = reconnectAttemptFailed, !keepTrying(error) { break }
             }
             guard Date() < deadline else { break }
             Thread.sleep(forTimeInterval: delay)

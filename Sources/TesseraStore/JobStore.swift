@@ -205,12 +205,14 @@ public final class JobStore {
         return rows.first?.string("extradata") ?? hex
     }
 
-    /// The segments leased to `worker` now.
-    public func leases(worker: String) throws(StoreError) -> [Lease] {
+    /// The segments leased to `worker` now (on `coordinator`'s jobs, when given).
+    public func leases(worker: String, coordinator: String? = nil) throws(StoreError) -> [Lease] {
         try run("listing the worker's leases", """
             SELECT job_id::text AS job_id, index, start_pts, end_pts, frame_count, attempts, lease_token FROM segments
-            WHERE state = 'leased' AND worker_id = $1 ORDER BY job_id, index
-            """, [worker]).all.map(Lease.init)
+            WHERE state = 'leased' AND worker_id = $1
+                AND ($2::text IS NULL OR job_id IN (SELECT id FROM jobs WHERE coordinator = $2))
+            ORDER BY job_id, index
+            """, [worker, coordinator]).all.map(Lease.init)
     }
 
     /// Workers that hold leases now (on the jobs `coordinator` claimed, when given).
@@ -265,8 +267,9 @@ public final class JobStore {
     /// Concurrent lessors never get the same segment (FOR UPDATE SKIP LOCKED). Fair between jobs: a
     /// segment's place is the leases its job holds now plus its rank within the job, so the picks fill
     /// the jobs with the fewest leases evenly; ties go to the oldest job, then longest segments first.
-    public func lease(slots: [String], seconds: Double, jobs: [String]? = nil,
-                      attemptLimit: Int = Int(Int32.max)) throws(StoreError) -> [(worker: String, lease: Lease)] {
+    /// With `coordinator`, only jobs that coordinator holds (one that lost a job to another leases no more of it).
+    public func lease(slots: [String], seconds: Double, jobs: [String]? = nil, attemptLimit: Int = Int(Int32.max),
+                      coordinator: String? = nil) throws(StoreError) -> [(worker: String, lease: Lease)] {
         guard !slots.isEmpty else { return [] }
         // The ranking cannot sit beside FOR UPDATE (no window functions there), so `ranked` orders the
         // candidates unlocked and `picked` locks them in that order, skipping rows others hold; the
@@ -279,6 +282,7 @@ public final class JobStore {
             WITH open_jobs AS MATERIALIZED (
                 SELECT j.id, j.created_at, (SELECT count(*) FROM segments l WHERE l.job_id = j.id AND l.state = 'leased') AS n
                 FROM jobs j WHERE j.state = 'encoding' AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
+                    AND ($6::text IS NULL OR j.coordinator = $6)
             ), ranked AS MATERIALIZED (
                 SELECT c.job_id, c.index, o.created_at, c.frame_count, o.n + c.rank AS place
                 FROM open_jobs o CROSS JOIN LATERAL (
@@ -302,7 +306,7 @@ public final class JobStore {
             FROM numbered
             WHERE s.job_id = numbered.job_id AND s.index = numbered.index
             RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts, s.lease_token
-            """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit)])
+            """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit), coordinator])
         return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
 
@@ -377,22 +381,26 @@ public final class JobStore {
             """, [jobID, String(index), "worker \(worker): \(reason)"])
     }
 
-    /// Returns every lease of `worker` to pending at once (the worker is dead), counting an attempt.
+    /// Returns every lease of `worker` to pending at once (the worker is dead), counting an attempt. With
+    /// `coordinator`, only its leases on that coordinator's jobs (a worker may serve several).
     @discardableResult
-    public func releaseAll(worker: String, reason: String, countAttempt: Bool = true) throws(StoreError) -> Int {
+    public func releaseAll(worker: String, reason: String, countAttempt: Bool = true, coordinator: String? = nil) throws(StoreError) -> Int {
         try run("returning the worker's leases", """
             UPDATE segments SET state = 'pending', lease_expires_at = NULL, worker_id = NULL,
                 attempts = attempts + CASE WHEN $3 THEN 1 ELSE 0 END, last_error = $2
             WHERE state = 'leased' AND worker_id = $1
-            """, [worker, reason, countAttempt ? "true" : "false"]).affected
+                AND ($4::text IS NULL OR job_id IN (SELECT id FROM jobs WHERE coordinator = $4))
+            """, [worker, reason, countAttempt ? "true" : "false", coordinator]).affected
     }
 
-    /// Extends every lease `worker` holds (it is alive: it just sent a heartbeat).
-    public func renewAll(worker: String, seconds: Double) throws(StoreError) {
+    /// Extends every lease `worker` holds (it is alive: it just sent a heartbeat); with `coordinator`, on
+    /// that coordinator's jobs only.
+    public func renewAll(worker: String, seconds: Double, coordinator: String? = nil) throws(StoreError) {
         _ = try run("renewing leases", """
             UPDATE segments SET lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision)
             WHERE state = 'leased' AND worker_id = $1
-            """, [worker, String(seconds)])
+                AND ($3::text IS NULL OR job_id IN (SELECT id FROM jobs WHERE coordinator = $3))
+            """, [worker, String(seconds), coordinator])
     }
 
     /// Expired leases go back to pending and count an attempt; a segment that reaches `attemptLimit`
