@@ -40,7 +40,7 @@ public enum AudioTranscoder {
     static func copy(_ plan: JobPlan, streamIndex: Int, strict: Bool) throws(TesseraError) -> AudioTrack? {
         let path = plan.inputPath
         do {
-            let input = try MediaInput(path: path)
+            let input = try plan.reopenInput()
             let stream = input.streams[streamIndex]
             let packet = Packet()
             var packets: [MediaPacket] = []
@@ -65,6 +65,8 @@ public enum AudioTranscoder {
             return AudioTrack(parameters: stream.parameters, timeBase: tb, packets: packets,
                               startSeconds: tb.seconds(firstPTS), startTicks: firstPTS, sourceDurationSeconds: duration,
                               frameSeconds: Double(frame) / Double(max(1, stream.sampleRate)), copied: true)
+        } catch let error as TesseraError where error.kind == .input {
+            throw error
         } catch {
             throw TesseraError(.audio, path, "audio copy failed (\(error))")
         }
@@ -74,7 +76,7 @@ public enum AudioTranscoder {
                        halted: @Sendable () -> Bool) throws(TesseraError) -> AudioTrack {
         let path = plan.inputPath
         do {
-            let input = try MediaInput(path: path)
+            let input = try plan.reopenInput()
             let stream = input.streams[streamIndex]
             let decoder = try Decoder(input: input, streamIndex: streamIndex)
             let encoder = try Encoder(audio: AudioEncoderConfig(codecName: "aac", sampleRate: Int32(sampleRate),

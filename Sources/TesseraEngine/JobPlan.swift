@@ -18,6 +18,8 @@ public struct JobPlan: Sendable {
     public var output: VideoOutputFormat
     public var settings: EncoderSettings
     public var audio: AudioPlan
+    /// The input as the job pinned it: every reopen checks it (nil: not pinned, a local transcode).
+    public var inputIdentity: InputIdentity?
 
     public var inputPath: String { probe.path }
 
@@ -62,11 +64,16 @@ public struct JobPlan: Sendable {
 
     /// Opens the input again to read its packets.
     func reopenInput() throws(TesseraError) -> MediaInput {
+        try checkInput()
+        let input: MediaInput
         do {
-            return try MediaInput(path: inputPath)
+            input = try MediaInput(path: inputPath)
         } catch {
             throw .input(inputPath, "cannot reopen (\(error.message))")
         }
+        // Replaced while it was being opened: what was opened may be either file.
+        try checkInput()
+        return input
     }
 }
 

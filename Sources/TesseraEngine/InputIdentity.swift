@@ -1,0 +1,94 @@
+import Foundation
+import TesseraCore
+
+/// What a job's input was when it was planned: its size, modification time and a digest of its probe
+/// (every video packet's timestamps, size and flags), and the host, device and inode it was read on.
+/// Every reopen checks it, so a file replaced mid-job fails the job instead of mixing two files.
+/// Device and inode are compared only on the host that recorded them (a shared filesystem numbers
+/// them per host).
+public struct InputIdentity: Codable, Sendable, Equatable {
+    public var size: Int64
+    public var modifiedSeconds: Int
+    public var modifiedNanoseconds: Int
+    public var probeDigest: String
+    public var host: String
+    public var device: UInt64
+    public var inode: UInt64
+
+    /// The input of `probe` as it is now; refused when it changed since it was probed.
+    public init(of probe: ProbeResult) throws(TesseraError) {
+        let path = probe.path
+        guard let now = Self.fileStatus(path) else { throw .input(path, "cannot be read any more (\(String(cString: strerror(errno))))") }
+        if let stamp = probe.stamp, stamp.size != Int64(now.st_size) || stamp.modifiedSeconds != now.st_mtim.tv_sec
+            || stamp.modifiedNanoseconds != now.st_mtim.tv_nsec {
+            throw .input(path, "changed while it was being read")
+        }
+        size = Int64(now.st_size)
+        modifiedSeconds = now.st_mtim.tv_sec
+        modifiedNanoseconds = now.st_mtim.tv_nsec
+        probeDigest = Self.digest(probe.packets)
+        host = ProcessInfo.processInfo.hostName
+        device = UInt64(now.st_dev)
+        inode = UInt64(now.st_ino)
+    }
+
+    /// A digest of the packet table: the same file probes the same.
+    static func digest(_ packets: [PacketInfo]) -> String {
+        var hasher = FNV1a64()
+        var fields: [Int64] = [Int64(packets.count)]
+        fields.reserveCapacity(packets.count * 5 + 1)
+        for p in packets {
+            fields += [p.pts ?? .min, p.dts ?? .min, p.duration, Int64(p.size), (p.keyFlag ? 1 : 0) | (p.discard ? 2 : 0)]
+        }
+        fields.withUnsafeBytes { hasher.update($0) }
+        return String(hasher.value, radix: 16)
+    }
+
+    static func fileStatus(_ path: String) -> stat? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info : nil
+    }
+
+    /// Refuses an input that is not this one any more: a one-line reason naming the file.
+    public func check(_ path: String) throws(TesseraError) {
+        guard let now = Self.fileStatus(path) else {
+            throw .input(path, "is gone since the job was planned (\(String(cString: strerror(errno))))")
+        }
+        if let difference = difference(now) { throw .input(path, "changed since the job was planned (\(difference))") }
+    }
+
+    /// Refuses another identity for the same input (a probe of it again, by this or another coordinator).
+    public func check(_ other: InputIdentity, path: String) throws(TesseraError) {
+        var differences: [String] = []
+        if size != other.size { differences.append("size \(size) → \(other.size) bytes") }
+        if (modifiedSeconds, modifiedNanoseconds) != (other.modifiedSeconds, other.modifiedNanoseconds) { differences.append("modified again") }
+        if probeDigest != other.probeDigest { differences.append("other video packets") }
+        if host == other.host, (device, inode) != (other.device, other.inode) { differences.append("another file renamed over it") }
+        if !differences.isEmpty { throw .input(path, "changed since the job was planned (\(differences.joined(separator: ", ")))") }
+    }
+
+    func difference(_ now: stat) -> String? {
+        if host == ProcessInfo.processInfo.hostName, device != UInt64(now.st_dev) || inode != UInt64(now.st_ino) {
+            return "another file renamed over it"
+        }
+        if size != Int64(now.st_size) { return "size \(size) → \(now.st_size) bytes" }
+        if modifiedSeconds != now.st_mtim.tv_sec || modifiedNanoseconds != now.st_mtim.tv_nsec { return "modified again" }
+        return nil
+    }
+
+    /// As JSON, for the store.
+    public var json: String { String(decoding: CanonicalJSON.data(self), as: UTF8.self) }
+
+    public init(json: String) throws(TesseraError) {
+        do { self = try CanonicalJSON.decode(InputIdentity.self, from: Array(json.utf8)) } catch {
+            throw TesseraError(.input, "", "the recorded input identity is unreadable (\(error))")
+        }
+    }
+}
+
+extension JobPlan {
+    /// Refuses an input that is not the one the job pinned (no identity: nothing to compare).
+    public func checkInput() throws(TesseraError) {
+        try inputIdentity?.check(inputPath)
+    }
+}
