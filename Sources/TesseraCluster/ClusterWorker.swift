@@ -1,22 +1,29 @@
 import Foundation
+import TesseraCore
 import Logging
 import ServiceLifecycle
 import TesseraEngine
 import ZMQKit
 
-/// A stateless encoder node: no database, no shared filesystem. It connects to a coordinator, says what
-/// it can do, encodes the tasks it is sent and returns the results.
+/// A stateless encoder node: no database, no shared filesystem. It connects to its coordinators (one or
+/// several: each `--connect`, each address a name resolves to), says what it can do, encodes the tasks it
+/// is sent and returns each result to the coordinator that sent the task. Its slots are shared: a task
+/// beyond them, from any coordinator, is answered busy.
 ///
 /// Heartbeats follow the ZeroMQ guide's Paranoid Pirate pattern: both sides send one every interval;
 /// a coordinator silent for `liveness` intervals is taken for gone and the worker reconnects with
-/// back-off (in-flight encodes carry on, and their results go to whichever coordinator answers). On
+/// back-off up to `maximumBackoff` (in-flight encodes carry on, and their results go to the coordinator
+/// at that endpoint once it answers). On
 /// stop (SIGTERM) it cancels its encodes, hands the tasks back and leaves.
 ///
 /// As a service, its loop runs on a thread of its own (libzmq blocks) until graceful shutdown or
 /// cancellation; each run's state lives in a `WorkerSession` confined to that thread.
 public struct ClusterWorker: Service {
     public struct Options: Sendable {
-        public var endpoint: String
+        /// The first coordinator's endpoint.
+        public var endpoint: String { get { endpoints[0] } set { endpoints[0] = newValue } }
+        /// Every coordinator's endpoint (at least one).
+        public var endpoints: [String]
         public var workerID: String
         public var slots: Int
         public var threads: Int
@@ -37,7 +44,7 @@ public struct ClusterWorker: Service {
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {
-            self.endpoint = endpoint
+            endpoints = [endpoint]
             self.workerID = workerID
             self.slots = slots
             self.threads = threads
@@ -64,9 +71,40 @@ public struct ClusterWorker: Service {
         self.logger = logger
     }
 
-    /// Works until `stop` is set, then hands back what it holds; blocking.
+    /// The longest wait between reconnections to a silent coordinator.
+    public static let maximumBackoff = 4.0
+    /// How often names are resolved again, to serve coordinators that appeared behind them.
+    static let resolveInterval = 30.0
+
+    /// Works until `stop` is set, then hands back what it holds; blocking. One session per coordinator,
+    /// each on a thread of its own.
     public func run(stop: CancellationFlag) throws(ZMQError) {
-        try WorkerSession(options: options, logger: logger).run(stop: stop)
+        let pool = SlotPool(options.slots)
+        var endpoints = CoordinatorEndpoints.expand(options.endpoints)
+        if endpoints.count == 1, !options.endpoints.contains(where: { CoordinatorEndpoints.hostAndPort($0) != nil }) {
+            return try WorkerSession(options: options, endpoint: endpoints[0], pool: pool, logger: logger).run(stop: stop)
+        }
+        let sessions = DispatchGroup(), failure = Locked<ZMQError?>(nil)
+        let (options, logger) = (self.options, self.logger)
+        var served: Set<String> = []
+        while !stop.isCancelled {
+            for endpoint in endpoints where served.insert(endpoint).inserted {
+                logger.info("serving a coordinator", metadata: ["coordinator": "\(endpoint)", "coordinators": "\(served.count)"])
+                _ = startThread(name: "tessera-worker-\(served.count)", group: sessions) {
+                    do throws(ZMQError) {
+                        try WorkerSession(options: options, endpoint: endpoint, pool: pool, logger: logger).run(stop: stop)
+                    } catch {
+                        failure.withValue { $0 = $0 ?? error }
+                        stop.cancel()
+                    }
+                }
+            }
+            let next = Date().addingTimeInterval(Self.resolveInterval)
+            while !stop.isCancelled && Date() < next { Thread.sleep(forTimeInterval: 0.1) }
+            if !stop.isCancelled { endpoints = CoordinatorEndpoints.expand(options.endpoints) }
+        }
+        sessions.wait()
+        if let error = failure.current { throw error }
     }
 
     public func run() async throws {

@@ -24,6 +24,12 @@ extension Coordinator {
             var plan = try JobPlanner.plan(probe, options: JobOptions(spec: job.spec, workers: options.planningWorkers),
                                            jobID: id)
             analysis = plan.probe.sceneAnalysisSeconds
+            // The input as first planned; the same file every time the job is prepared again (a restart,
+            // another coordinator), or the job fails.
+            let identity = try InputIdentity(of: probe)
+            let pinned = try InputIdentity(json: store.pinInput(id, identity: identity.json))
+            try pinned.check(identity, path: job.input)
+            plan.inputIdentity = pinned
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
             var done: Set<Int> = []
@@ -81,12 +87,27 @@ extension Coordinator {
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
+            } else if error.kind != .input, let fault = LocalFault.output(job.output, needing: Self.outputEstimate(records.values)) {
+                // Not the job's fault: it waits for space and is stitched again.
+                events.withValue { $0.append(.stalled(id, fault)) }
             } else {
                 events.withValue { $0.append(.failed(id, error.description)) }
             }
             return
         }
         record()
+        // The input replaced while the audio was read, or another coordinator took the job over: this
+        // output is not to be the job's.
+        do throws(TesseraError) { try plan.checkInput() } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            events.withValue { $0.append(.failed(id, error.description)) }
+            return
+        }
+        guard try store.holds(id, coordinator: options.coordinatorID) else {
+            try? FileManager.default.removeItem(atPath: temporary)
+            events.withValue { $0.append(.released(id)) }
+            return
+        }
         // Canceled while stitching: the output never appears.
         guard try store.job(id).state == .stitching else {
             try? FileManager.default.removeItem(atPath: temporary)
@@ -96,7 +117,11 @@ extension Coordinator {
         do throws(TesseraError) {
             try OutputPath.commit(temporary, to: job.output)
         } catch {
-            events.withValue { $0.append(.failed(id, error.description)) }
+            if let fault = LocalFault.output(job.output, needing: 0) {
+                events.withValue { $0.append(.stalled(id, fault)) }
+            } else {
+                events.withValue { $0.append(.failed(id, error.description)) }
+            }
             return
         }
         do {
@@ -108,6 +133,14 @@ extension Coordinator {
         }
         logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
         events.withValue { $0.append(.stitched(id)) }
+    }
+}
+
+extension Coordinator {
+    /// About what the output of these segments needs on disk: the video, and a margin for the audio and
+    /// the MP4's index.
+    static func outputEstimate(_ segments: some Collection<SegmentRecord>) -> Int64 {
+        segments.reduce(Int64(4 << 20)) { $0 + ($1.sizeBytes ?? 0) }
     }
 }
 

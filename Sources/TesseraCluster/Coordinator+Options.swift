@@ -28,6 +28,10 @@ extension Coordinator {
         /// CURVE keys and the authorized worker keys; nil: plaintext, anyone who reaches the endpoint may
         /// join (an `ipc://` endpoint in a private directory, or `--insecure`).
         public var security: CoordinatorSecurity?
+        /// A coordinator silent this long in the store loses its jobs (those not pinned to it) to a live one.
+        public var takeoverAfter: Double = 15
+        /// Seconds a job may wait on a local fault (spool or output disk full) before it fails.
+        public var faultLimit: Double = 600
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
@@ -53,6 +57,7 @@ extension Coordinator {
         configuration.leaseSeconds = options.leaseSeconds
         configuration.sendWindowBytes = options.sendWindowBytes
         configuration.benchmark = options.benchmark
+        configuration.takeoverAfter = options.takeoverAfter
         return configuration
     }
 }

@@ -22,6 +22,8 @@ public final class Coordinator: Sendable {
         case stitched(String)
         /// Another coordinator has the job: let go of it.
         case released(String)
+        /// Its output could not be written for a reason of this host (disk full): it waits.
+        case stalled(String, LocalFault)
     }
 
     let options: Options
@@ -32,6 +34,8 @@ public final class Coordinator: Sendable {
     let backgroundThreads = DispatchGroup()
     /// SIGHUP asked for the authorized keys to be read again.
     let keysReloadAsked = Locked(false)
+    /// Set when `run` is told to stop: store connections waiting out an outage give up then.
+    let stopping = CancellationFlag()
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -57,12 +61,23 @@ public final class Coordinator: Sendable {
     /// output). Throws when the store stays unreachable.
     public func run(stop: CancellationFlag) throws {
         ProcessAllocator.keepFreedMemory()
-        let store = try JobStore(url: options.databaseURL, migrate: true)
+        let watcher = startThread(name: "tessera-stop") { [stopping] in
+            while !stop.isCancelled && !stopping.isCancelled { Thread.sleep(forTimeInterval: 0.05) }
+            stopping.cancel()
+        }
+        defer {
+            stopping.cancel()
+            watcher.wait()
+        }
+        // An unreachable store is waited for, here and on every connection after: a coordinator outlives
+        // a PostgreSQL outage of any length.
+        let store = try JobStore.connect(url: options.databaseURL, migrate: true, patience: storePatience)
         defer { store.close() }
         // Commits that do not wait for the WAL flush: see docs/architecture.md, "The loop's commits".
         try Self.prepareLoopSession(store)
         try store.listen()
-        let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings)
+        let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings,
+                                        patience: storePatience)
         defer { spooler.stop() }
         let context = try ZMQContext(ioThreads: options.ioThreads)
         defer { context.close() }
@@ -97,6 +112,8 @@ public final class Coordinator: Sendable {
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
 
+        // Registered before anything else: other coordinators see it alive before it acts on the store.
+        try store.coordinatorHeartbeat(options.coordinatorID, host: ProcessInfo.processInfo.hostName, endpoint: endpoint)
         // Jobs this coordinator was planning or stitching when it died go back a step; other
         // coordinators' jobs are theirs.
         for id in try store.jobIDs(in: .planning, coordinator: options.coordinatorID) where mine(id) { try? store.setState(id, to: .queued) }
@@ -108,6 +125,10 @@ public final class Coordinator: Sendable {
         }
         let loop = CoordinatorLoop(self, store: store, socket: socket, spooler: spooler, authorized: authorized)
         try loop.run(until: stop)
+        // Stopped on purpose: once its stitches are done, its jobs go to the other coordinators now, not
+        // after `--takeover-after`.
+        backgroundThreads.wait()
+        try? store.coordinatorLeft(options.coordinatorID)
     }
 
     /// Answers ZAP requests on a thread of its own, and reads the authorized keys again when their file
@@ -162,17 +183,26 @@ public final class Coordinator: Sendable {
         try store.planStatementsOnce()
     }
 
+    /// How every store connection of this coordinator waits out an outage: retrying until it stops,
+    /// saying so every 10 s.
+    var storePatience: StorePatience {
+        let logger = self.logger
+        return StorePatience(keepGoing: { [stopping] in !stopping.isCancelled }, report: { seconds, error in
+            logger.warning("the job store is unreachable; retrying", metadata: ["store.outage": "\(Int(seconds)) s", "error": "\(error)"])
+        })
+    }
+
     func mine(_ job: String) -> Bool { options.onlyJob == nil || options.onlyJob == job }
 
     /// Runs `work` on its own thread with its own store connection; failures fail the job.
     func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
-        let url = options.databaseURL
+        let url = options.databaseURL, patience = storePatience
         let events = self.events
         let timings = phaseTimings
         startThread(name: "tessera-job-\(job.prefix(8))", group: backgroundThreads) {
             do {
                 let started = Stopwatch.now
-                let store = try JobStore(url: url)
+                let store = try JobStore.connect(url: url, patience: patience)
                 let connecting = Stopwatch.now - started
                 defer {
                     store.close()

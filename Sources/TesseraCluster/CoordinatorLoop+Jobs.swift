@@ -19,6 +19,7 @@ extension CoordinatorLoop {
             if job.state.isFinal {
                 drop(id)
             } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, machine.mayStitch(id),
+                      faults[id] == nil,
                       let plan = loaded[id]?.plan {
                 guard (try? store.setState(id, to: .stitching)) != nil else { continue }
                 background(id) { store in try coordinator.stitch(id, plan, store) }
@@ -40,6 +41,7 @@ extension CoordinatorLoop {
                 let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 let segments = Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) })
                 loaded[id] = LoadedJob(plan: plan, reader: try SegmentReader(plan: plan), segments: segments)
+                spooler.take(id)
                 machine.jobLoaded(id, segments: Set(segments.keys), outstanding: outstanding,
                                   payloadBytes: videoBytes / max(segments.count, 1))
             } catch {
@@ -56,6 +58,11 @@ extension CoordinatorLoop {
             machine.backgroundEnded(id)
             machine.jobReleased(id)
             loaded[id] = nil
+        case .stalled(let id, let fault):
+            // Its output could not be written: back to encoding (all done), stitched again once the fault clears.
+            machine.backgroundEnded(id)
+            if (try? store.job(id).state) == .stitching { try store.setState(id, to: .encoding) }
+            try stall(id, fault)
         }
     }
 
@@ -65,6 +72,7 @@ extension CoordinatorLoop {
             try? socket.send([Array(worker.utf8)] + ClusterMessage.cancel(jobID: job).frames())
         }
         loaded[job] = nil
+        faults[job] = nil
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
         ResultSpool.remove(job, in: options.spool)
@@ -74,7 +82,8 @@ extension CoordinatorLoop {
     func dispatch() throws {
         let heldBytes = machine.peers.keys.reduce(0) { $0 + (held[$1]?.bytes ?? 0) }
         guard case .lease(let slots, let jobs) = machine.dispatch(heldBytes: heldBytes) else { return }
-        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit)
+        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit,
+                                     coordinator: options.coordinatorID)
         let rows = leases.map { (worker: $0.worker, segment: SegmentRef(jobID: $0.lease.jobID, index: $0.lease.index),
                                  attempts: $0.lease.attempts, token: $0.lease.token) }
         var failure: (any Error)?

@@ -36,6 +36,11 @@ final class CoordinatorLoop {
     var keysChecked = 0
     /// Keys whose dropped messages were logged (once each).
     var droppedKeysLogged: Set<String> = []
+    /// The local faults that stall jobs, by job.
+    var faults: [String: LocalFault] = [:]
+    /// When the store's current session began: no job is adopted until the other coordinators have had
+    /// `--takeover-after` to record their heartbeats in it (after an outage, every one's is stale).
+    var storeSessionStarted = Stopwatch.now
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -62,6 +67,8 @@ final class CoordinatorLoop {
             try step("results", \.results) { try takeOutcomes() }
             if store.sessions != sessions {
                 sessions = store.sessions
+                storeSessionStarted = Stopwatch.now
+                logger.info("the job store is reachable again")
                 try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected()) }
             }
             if let authorized, authorized.generation != keysChecked {
@@ -76,6 +83,9 @@ final class CoordinatorLoop {
             CoordinatorMetrics.workers(machine.peers.count)
             if !duties.silent.isEmpty || !duties.heartbeat.isEmpty || duties.reap {
                 try step("heartbeat", \.bookkeeping) { try perform(duties) }
+            }
+            if duties.presence || duties.adopt || duties.faults {
+                try step("failover", \.bookkeeping) { try performFailover(duties) }
             }
             // A look at what the store has sent (no round trip): a processor cost, bookkeeping's.
             if duties.notifications {
@@ -177,7 +187,7 @@ final class CoordinatorLoop {
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
         case .heartbeat:
             if machine.renewalDue(worker, now: now) {
-                try store.renewAll(worker: worker, seconds: options.leaseSeconds)
+                try store.renewAll(worker: worker, seconds: options.leaseSeconds, coordinator: options.coordinatorID)
                 machine.leasesRenewed(worker, now: now)
             }
         case .result(let header, _):
@@ -202,10 +212,10 @@ final class CoordinatorLoop {
                 return try refuse(lease.segment, from: worker, "busy reply refused: \(refusal)")
             }
             try store.release(lease.segment.jobID, lease.segment.index, worker: worker, token: lease.token, error: nil)
-            machine.handedBack()
+            machine.busyReply(worker)
         case .bye(let handedBack):
             for ref in handedBack { try store.release(ref.jobID, ref.index, worker: worker, error: nil) }
-            try store.releaseAll(worker: worker, reason: "worker \(worker) left")
+            try store.releaseAll(worker: worker, reason: "worker \(worker) left", coordinator: options.coordinatorID)
             machine.workerLeft(worker)
             held[worker] = nil
             logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.handedBack": "\(handedBack.count)"])
@@ -227,7 +237,8 @@ final class CoordinatorLoop {
         try spooler.drain()
         for id in workers {
             held[id] = nil
-            let returned = try store.releaseAll(worker: id, reason: "worker \(id): its key was revoked", countAttempt: false)
+            let returned = try store.releaseAll(worker: id, reason: "worker \(id): its key was revoked", countAttempt: false,
+                                                coordinator: options.coordinatorID)
             logger.warning("worker's key revoked, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
         }
     }
@@ -247,6 +258,9 @@ final class CoordinatorLoop {
                 machine.incompatible(worker)
             case .handedBack:
                 machine.handedBack()
+            case .stalled(let job, let fault):
+                machine.handedBack()
+                try stall(job, fault)
             }
         }
     }
@@ -262,7 +276,7 @@ final class CoordinatorLoop {
     /// under that lease's token; returns the others with their tokens.
     func returnLeases(of worker: String, notIn working: [SegmentRef: String]) throws -> [SegmentRef: String] {
         var kept: [SegmentRef: String] = [:]
-        for lease in try store.leases(worker: worker) {
+        for lease in try store.leases(worker: worker, coordinator: options.coordinatorID) {
             let ref = SegmentRef(jobID: lease.jobID, index: lease.index)
             if working[ref] == lease.token { kept[ref] = lease.token } else {
                 try store.release(lease.jobID, lease.index, worker: worker, error: nil)
@@ -276,14 +290,15 @@ final class CoordinatorLoop {
         if !duties.silent.isEmpty { try spooler.drain() }
         for id in duties.silent {
             held[id] = nil
-            let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent")
+            let returned = try store.releaseAll(worker: id, reason: "worker \(id) went silent", coordinator: options.coordinatorID)
             logger.warning("worker silent, its leases return", metadata: ["worker.id": "\(id)", "segments": "\(returned)"])
         }
         for id in duties.heartbeat { try socket.send([Array(id.utf8)] + ClusterMessage.heartbeat.frames()) }
         guard duties.reap else { return }
         if duties.absentHolders {
             for holder in try store.leaseHolders(coordinator: options.coordinatorID) where !machine.isConnected(holder) {
-                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false)
+                try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false,
+                                     coordinator: options.coordinatorID)
             }
         }
         let reaped = try store.reapExpiredLeases(attemptLimit: options.attemptLimit)

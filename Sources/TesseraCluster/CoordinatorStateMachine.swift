@@ -20,6 +20,8 @@ struct CoordinatorStateMachine {
         var benchmark = false
         /// Slots a worker may ask for at most.
         var maximumSlots = 64
+        /// A coordinator silent this long in the store loses its jobs to a live one.
+        var takeoverAfter: Double = 15
 
         /// Silence after which a worker is dead and its leases return.
         var silence: Double { heartbeatInterval * Double(liveness) }
@@ -36,8 +38,11 @@ struct CoordinatorStateMachine {
         var renewed = -Double.infinity
         /// Its headers differ from a job's (another libx264 build), or it skips the encode: no more work.
         var incompatible = false
+        /// It answered a task busy (its slots are taken by another coordinator's tasks): nothing more is
+        /// sent to it until the next heartbeat round.
+        var paused = false
 
-        var free: Int { incompatible ? 0 : max(slots - inFlight.count, 0) }
+        var free: Int { incompatible || paused ? 0 : max(slots - inFlight.count, 0) }
     }
 
     struct Job: Equatable {
@@ -47,6 +52,9 @@ struct CoordinatorStateMachine {
         var outstanding: Set<Int>
         /// A payload's average size, to lease no more than the send window takes.
         var payloadBytes: Int
+        /// A local fault (its results cannot be spooled, its output cannot be written): nothing of it is
+        /// leased until the fault clears.
+        var stalled = false
     }
 
     /// What the store may hold for the workers.
@@ -91,6 +99,12 @@ struct CoordinatorStateMachine {
         var sweep: Bool = false
         /// Lease work for free slots.
         var dispatch: Bool = false
+        /// Record this coordinator's heartbeat in the store.
+        var presence: Bool = false
+        /// Look for jobs of coordinators silent longer than `takeoverAfter`, and for jobs lost to another.
+        var adopt: Bool = false
+        /// Look again at the stalled jobs' faults.
+        var faults: Bool = false
     }
 
     let configuration: Configuration
@@ -107,6 +121,7 @@ struct CoordinatorStateMachine {
     /// Free slots waited on the send window at the last dispatch: look again soon, not on the next message.
     private(set) var windowFull = false
     private var nextBeat: Double, nextSweep: Double, nextReap: Double, nextNotifications: Double
+    private var nextPresence: Double, nextAdoption: Double, nextFaults: Double
     private var lastSweep = -Double.infinity
 
     init(_ configuration: Configuration, now: Double) {
@@ -116,6 +131,11 @@ struct CoordinatorStateMachine {
         nextSweep = now
         nextReap = now
         nextNotifications = now
+        nextPresence = now
+        // Its own heartbeat is recorded first: a coordinator that starts adopts nothing before a look at
+        // the others has had time to be fair to them.
+        nextAdoption = now + min(2, configuration.takeoverAfter / 4)
+        nextFaults = now
     }
 
     /// How long the loop may wait for a message before a duty is due.
@@ -229,6 +249,13 @@ struct CoordinatorStateMachine {
         pending = .unknown
     }
 
+    /// A worker answered a task busy (it serves other coordinators too): its lease went back, and the
+    /// worker gets nothing more until the next heartbeat round.
+    mutating func busyReply(_ worker: String) {
+        peers[worker]?.paused = true
+        handedBack()
+    }
+
     /// A result was refused and its lease went back.
     mutating func handedBack() {
         pending = .unknown
@@ -298,6 +325,34 @@ struct CoordinatorStateMachine {
         jobs[job] = nil
     }
 
+    /// Another coordinator took the job over while this one was away: forgotten; returns the workers to
+    /// tell to cancel their tasks of it (their leases are the other coordinator's to give now).
+    mutating func jobLost(_ job: String) -> [String] {
+        jobDropped(job)
+    }
+
+    /// Jobs were adopted from a silent coordinator: a sweep loads them.
+    mutating func adopted() {
+        sweepAsked = true
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// A local fault stops the job: none of it is leased until `jobResumed`.
+    mutating func jobStalled(_ job: String) {
+        jobs[job]?.stalled = true
+    }
+
+    mutating func jobResumed(_ job: String) {
+        guard jobs[job]?.stalled == true else { return }
+        jobs[job]?.stalled = false
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// The loaded jobs a fault stops.
+    var stalledJobs: [String] { jobs.filter(\.value.stalled).keys.sorted() }
+
     /// Expired leases came back, and the jobs out of attempts failed (dropped by the caller).
     mutating func reaped() {
         pending = .unknown
@@ -312,6 +367,10 @@ struct CoordinatorStateMachine {
         if now >= nextBeat {
             nextBeat = now + configuration.heartbeatInterval
             for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
+                if peer.paused {
+                    peers[id]?.paused = false
+                    dispatchDue = true
+                }
                 if now - peer.lastHeard > configuration.silence {
                     peers[id] = nil
                     duties.silent.append(id)
@@ -332,6 +391,18 @@ struct CoordinatorStateMachine {
         if now >= nextNotifications {
             nextNotifications = now + 0.01
             duties.notifications = true
+        }
+        if now >= nextPresence {
+            nextPresence = now + configuration.heartbeatInterval
+            duties.presence = true
+        }
+        if now >= nextAdoption {
+            nextAdoption = now + min(2, configuration.takeoverAfter / 4)
+            duties.adopt = true
+        }
+        if now >= nextFaults, !stalledJobs.isEmpty {
+            nextFaults = now + 2
+            duties.faults = true
         }
         return duties
     }
@@ -374,7 +445,9 @@ struct CoordinatorStateMachine {
             dispatchDue = true
             guard !slots.isEmpty else { return .none }
         }
-        return .lease(slots: slots, jobs: jobs.keys.sorted())
+        let open = jobs.filter { !$0.value.stalled }.keys.sorted()
+        guard !open.isEmpty else { return .none }
+        return .lease(slots: slots, jobs: open)
     }
 
     /// What the lease statement returned for `asked` slots: each lease is sent, or handed back when its

@@ -33,6 +33,9 @@ final class ResultSpooler: @unchecked Sendable {
         case incompatible(worker: String)
         /// Refused (damaged or for another segment): its lease went back, the segment is pending again.
         case handedBack
+        /// The spool could not take it (disk full, a write error): its lease went back without an attempt
+        /// and the job waits for the fault to clear.
+        case stalled(job: String, LocalFault)
     }
 
     struct State {
@@ -68,8 +71,8 @@ final class ResultSpooler: @unchecked Sendable {
 
     /// Connects to the store (a session set up as the loop's: `Coordinator.prepareLoopSession`) and starts
     /// the thread.
-    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>) throws {
-        store = try JobStore(url: databaseURL)
+    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>, patience: StorePatience) throws {
+        store = try JobStore.connect(url: databaseURL, patience: patience)
         try Coordinator.prepareLoopSession(store)
         self.spool = spool
         self.logger = logger
@@ -119,14 +122,20 @@ final class ResultSpooler: @unchecked Sendable {
         }
     }
 
-    /// The job ended: the results of it already queued are handled, its later ones are dropped, and its
-    /// spool file is closed; then its spool may be removed (`ResultSpool.remove`).
+    /// The job ended, or another coordinator holds it now: the results of it already queued are handled,
+    /// its later ones are dropped, and its spool file is closed; then its spool may be removed
+    /// (`ResultSpool.remove`) if it ended.
     func end(_ job: String) {
         try? drain()
         locked {
             state.ended.insert(job)
             state.forgotten.append(job)
         }
+    }
+
+    /// The job is this coordinator's (again): its results are spooled.
+    func take(_ job: String) {
+        locked { _ = state.ended.remove(job) }
     }
 
     /// Handles what is queued, then stops and closes its store.
@@ -247,14 +256,21 @@ final class ResultSpooler: @unchecked Sendable {
             CoordinatorMetrics.resultRefused(.otherHeaders)
             return nil
         }
-        let jobSpool: ResultSpool
-        if let open = spools[ref.jobID] {
-            jobSpool = open
-        } else {
-            jobSpool = try ResultSpool(root: spool, job: ref.jobID)
-            spools[ref.jobID] = jobSpool
+        let jobSpool: ResultSpool, offset: Int64
+        do {
+            if let open = spools[ref.jobID] {
+                jobSpool = open
+            } else {
+                jobSpool = try ResultSpool(root: spool, job: ref.jobID)
+                spools[ref.jobID] = jobSpool
+            }
+            offset = try payload.withUnsafeBytes { (bytes) throws(FileError) in try jobSpool.append(bytes) }
+        } catch {
+            // Not the worker's fault: the lease goes back without an attempt, the job waits for the spool.
+            try store.release(ref.jobID, ref.index, worker: worker, error: nil)
+            outcomes.append(.stalled(job: ref.jobID, .spool(spool.path, code: error.code, bytes: payload.count)))
+            return nil
         }
-        let offset = try payload.withUnsafeBytes { (bytes) throws(FileError) in try jobSpool.append(bytes) }
         let result = SegmentResult(path: jobSpool.path, offset: offset, checksum: checksum, sizeBytes: Int64(payload.count),
                                    encodeSeconds: encoded.encodeSeconds)
         return JobStore.Completion(jobID: ref.jobID, index: ref.index, worker: worker, token: item.header.token, result: result)

@@ -5,21 +5,34 @@ import TesseraCore
 import TesseraEngine
 import ZMQKit
 
-/// One run of a `ClusterWorker`: its connections, the tasks in hand and what it heard, all confined to the
-/// thread that calls `run`. Encode threads share only the outbox and their own cancellation flags.
+/// A `ClusterWorker`'s work for one coordinator: its connections, the tasks in hand and what it heard,
+/// all confined to the thread that calls `run`. Encode threads share only the outbox and their own
+/// cancellation flags. A worker serving several coordinators runs one session for each; they share the
+/// worker's slots (`pool`).
 final class WorkerSession {
     let options: ClusterWorker.Options
+    let endpoint: String
+    let pool: SlotPool
     let logger: Logger
     let outbox = WorkerOutbox()
-    /// Tasks being encoded: each one's lease token and cancellation flag.
-    var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag)] = [:]
+    /// Tasks being encoded: each one's lease token and cancellation flag. Each holds one of the pool's slots.
+    private(set) var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag)] = [:]
     var heardFromCoordinator = false
     /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
     var handshakeProblem: (text: String, logged: Date)?
 
-    init(options: ClusterWorker.Options, logger: Logger) {
+    init(options: ClusterWorker.Options, endpoint: String, pool: SlotPool, logger: Logger) {
         self.options = options
+        self.endpoint = endpoint
+        self.pool = pool
+        var logger = logger
+        logger[metadataKey: "coordinator"] = "\(endpoint)"
         self.logger = logger
+    }
+
+    /// The task answered: its slot is free for any coordinator's next task.
+    func answered(_ ref: ClusterMessage.SegmentRef) {
+        if inFlight.removeValue(forKey: ref) != nil { pool.give() }
     }
 
     var ready: ClusterMessage {
@@ -49,7 +62,7 @@ final class WorkerSession {
             guard outcome == .coordinatorSilent else { return }
             logger.warning("coordinator silent, reconnecting", metadata: ["worker.backoff": "\(backoff)"])
             sleep(backoff, unless: stop)
-            backoff = min(backoff * 2, 32)
+            backoff = min(backoff * 2, ClusterWorker.maximumBackoff)
         }
         // Stopped between connections with work in hand: reconnect once to hand it back.
         if !inFlight.isEmpty {
@@ -70,10 +83,10 @@ final class WorkerSession {
         try socket.setReconnectInterval(seconds: 0.1, maximum: 8)
         // A connection whose handshake failed takes no messages: a send then gives up instead of blocking.
         try socket.setSendTimeout(seconds: 1)
-        try socket.connect(options.endpoint)
+        try socket.connect(endpoint)
         // Not taken: the coordinator stays silent and the next connection says it again.
         _ = try deliver(ready, socket)
-        logger.info("connecting", metadata: ["worker.id": "\(options.workerID)", "coordinator": "\(options.endpoint)"])
+        logger.info("connecting", metadata: ["worker.id": "\(options.workerID)"])
         return socket
     }
 
@@ -98,7 +111,7 @@ final class WorkerSession {
                     return .coordinatorSilent
                 }
                 // Answered, unless a later lease of the same segment replaced this one meanwhile.
-                if let lease = message.lease, inFlight[lease.segment]?.token == lease.token { inFlight[lease.segment] = nil }
+                if let lease = message.lease, inFlight[lease.segment]?.token == lease.token { answered(lease.segment) }
             }
             if let monitor { try report(monitor.events()) }
             if Date() >= nextBeat {
@@ -126,8 +139,9 @@ final class WorkerSession {
             }
             switch message {
             case .task(let header, _):
-                // Beyond its slots a worker takes nothing: the coordinator gets the lease back at once.
-                guard inFlight[header.segment] != nil || inFlight.count < options.slots else {
+                // Beyond its slots (over every coordinator it serves) a worker takes nothing: the coordinator
+                // gets the lease back at once.
+                guard inFlight[header.segment] != nil || pool.take() else {
                     guard try deliver(.busy(.init(segment: header.segment, token: header.token)), socket) else { return .coordinatorSilent }
                     logger.warning("refused a task beyond this worker's slots", metadata: ["job.id": "\(header.segment.jobID)",
                                                                                           "segment.index": "\(header.segment.index)"])
@@ -206,7 +220,7 @@ final class WorkerSession {
             let problem: String
             switch event {
             case .handshakeSucceeded:
-                if handshakeProblem != nil { logger.info("secure handshake with the coordinator succeeded", metadata: ["coordinator": "\(options.endpoint)"]) }
+                if handshakeProblem != nil { logger.info("secure handshake with the coordinator succeeded") }
                 handshakeProblem = nil
                 continue
             case .handshakeRefused:
@@ -221,7 +235,7 @@ final class WorkerSession {
                 continue
             }
             if handshakeProblem?.text != problem || Date().timeIntervalSince(handshakeProblem!.logged) >= 30 {
-                logger.error("\(problem)", metadata: ["coordinator": "\(options.endpoint)"])
+                logger.error("\(problem)")
                 handshakeProblem = (problem, Date())
             }
         }

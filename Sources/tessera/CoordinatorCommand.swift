@@ -28,6 +28,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @OptionGroup var security: CoordinatorKeyOptions
     @Option(help: "This coordinator's id; keep it across restarts so it takes back its jobs (default: host and bind).")
     var id: String?
+    @Option(help: "Seconds a coordinator may be silent in the store before a live one takes over its jobs.")
+    var takeoverAfter: Double = 15
+    @Option(help: "Seconds a job may wait on a local fault (spool or output disk full, unwritable) before it fails.")
+    var faultLimit: Double = 600
     @OptionGroup var observability: ObservabilityOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
@@ -56,6 +60,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         options.maximumMessageSize = maxMessageSize
         guard sendWindow > 0, sendWindow <= 1_048_576 else { throw ValidationError("--send-window must be above 0 and at most 1048576 megabytes") }
         options.sendWindowBytes = max(1, Int(sendWindow * 1_048_576))
+        guard takeoverAfter >= 2 * heartbeat else { throw ValidationError("--takeover-after must be at least twice --heartbeat") }
+        options.takeoverAfter = takeoverAfter
+        guard faultLimit > 0 else { throw ValidationError("--fault-limit must be positive") }
+        options.faultLimit = faultLimit
         let coordinator = Coordinator(options: options, logger: logger)
         // The listener is listed first, so it stops last: it answers while the coordinator winds down.
         let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)

@@ -10,7 +10,8 @@ struct Worker: AsyncParsableCommand {
         abstract: "Run a stateless encoder node that takes segments from a coordinator.",
         discussion: "No database, no shared filesystem. SIGTERM or Ctrl-C hands the current task back and exits.")
 
-    @Option(help: "The coordinator's endpoint, e.g. tcp://coordinator:5555.") var connect: String
+    @Option(help: "A coordinator's endpoint, e.g. tcp://coordinator:5555; repeat it to serve several (a name that resolves to several addresses serves each).")
+    var connect: [String]
     @Option(help: "libx264 threads per encode.") var threads: Int = 1
     @Option(help: "Segments encoded at once.") var slots: Int = 1
     @Option(help: "This worker's id (default: host-pid).") var id: String?
@@ -25,20 +26,23 @@ struct Worker: AsyncParsableCommand {
     @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
 
     func validate() throws {
+        guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
         guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
         guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19") }
     }
 
     func run() async throws {
-        let keys = try security.security(connect: connect)
         observability.bootstrap()
+        var keys: WorkerSecurity?
+        for endpoint in connect { keys = try security.security(connect: endpoint) ?? keys }
         EngineInfo.configureLogging(verbose: verbose)
         var logger = Logger(label: "tessera.worker")
         logger.logLevel = verbose ? .debug : .info
-        var options = ClusterWorker.Options(endpoint: connect, workerID: id ?? ClusterWorker.defaultID(), slots: slots,
+        var options = ClusterWorker.Options(endpoint: connect[0], workerID: id ?? ClusterWorker.defaultID(), slots: slots,
                                             threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
         options.security = keys
+        options.endpoints = connect
         options.benchBytesPerFrame = benchBytesPerFrame
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }

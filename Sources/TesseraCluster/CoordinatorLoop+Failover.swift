@@ -1,0 +1,87 @@
+import Foundation
+import TesseraCore
+import TesseraEngine
+import TesseraStore
+
+extension CoordinatorLoop {
+    /// This coordinator's heartbeat in the store, jobs adopted from silent coordinators or lost to live
+    /// ones, inputs that changed, and stalled jobs whose fault may have cleared.
+    func performFailover(_ duties: CoordinatorStateMachine.Duties) throws {
+        if duties.presence {
+            try store.coordinatorHeartbeat(options.coordinatorID, host: ProcessInfo.processInfo.hostName, endpoint: coordinator.endpoint)
+        }
+        if duties.adopt {
+            try adoptAndLetGo()
+            checkInputs()
+        }
+        if duties.faults { try checkFaults() }
+    }
+
+    /// Takes over the jobs of coordinators silent longer than `--takeover-after`, and lets go of the jobs
+    /// another coordinator took over from this one while it was away.
+    func adoptAndLetGo() throws {
+        if options.onlyJob == nil, Stopwatch.now - storeSessionStarted >= options.takeoverAfter {
+            let adopted = try store.adoptOrphanedJobs(coordinator: options.coordinatorID, silence: options.takeoverAfter)
+            for adoption in adopted {
+                logger.warning("took over a job from a silent coordinator", metadata: [
+                    "job.id": "\(adoption.jobID)", "coordinator.previous": "\(adoption.previous ?? "none")", "job.state": "\(adoption.state.rawValue)"])
+            }
+            if !adopted.isEmpty { machine.adopted() }
+        }
+        for job in try store.jobsHeldElsewhere(machine.jobs.keys.sorted(), coordinator: options.coordinatorID) {
+            logger.warning("another coordinator took the job over; letting it go", metadata: ["job.id": "\(job)"])
+            letGo(job)
+        }
+    }
+
+    /// Forgets a job another coordinator holds now: its workers stop their tasks of it (their leases are
+    /// the other's), its late results are dropped, and its spool stays for the other to read.
+    func letGo(_ job: String) {
+        for worker in machine.jobLost(job) {
+            try? socket.send([Array(worker.utf8)] + ClusterMessage.cancel(jobID: job).frames())
+        }
+        loaded[job] = nil
+        faults[job] = nil
+        spooler.end(job)
+    }
+
+    /// Fails the loaded jobs whose input is not the file they pinned any more.
+    func checkInputs() {
+        for (id, job) in loaded.sorted(by: { $0.key < $1.key }) {
+            do throws(TesseraError) { try job.plan.checkInput() } catch {
+                logger.error("the input changed under a job", metadata: ["job.id": "\(id)", "error": "\(error)"])
+                try? store.setState(id, to: .failed, error: error.description)
+                drop(id)
+            }
+        }
+    }
+
+    /// A job stopped by a local fault: nothing of it is leased, and `status` says why.
+    func stall(_ job: String, _ fault: LocalFault) throws {
+        guard machine.jobs[job] != nil else { return }
+        if faults[job] == nil {
+            logger.warning("job waits on a local fault", metadata: ["job.id": "\(job)", "reason": "\(fault.reason)"])
+        }
+        faults[job] = fault
+        machine.jobStalled(job)
+        try store.setStalled(job, reason: fault.reason)
+    }
+
+    /// Stalled jobs resume when their fault cleared, and fail when it lasted longer than the limit.
+    func checkFaults() throws {
+        for job in machine.stalledJobs {
+            guard let fault = faults[job], !fault.cleared else {
+                faults[job] = nil
+                try store.setStalled(job, reason: nil)
+                machine.jobResumed(job)
+                logger.info("local fault cleared, job resumes", metadata: ["job.id": "\(job)"])
+                continue
+            }
+            let waited = try store.setStalled(job, reason: fault.reason)
+            if waited > options.faultLimit {
+                try? store.setState(job, to: .failed, error: "\(fault.problem) for \(Int(waited)) s (limit \(Int(options.faultLimit)) s)")
+                drop(job)
+            }
+        }
+    }
+}
