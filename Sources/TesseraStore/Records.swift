@@ -19,12 +19,18 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var createdAt: String
     public var updatedAt: String
     public var finishedAt: String?
-    /// The coordinator the job was submitted for (`submit --coordinator`); nil when any may take it.
+    /// The coordinator that holds the job now (planned it, or took it over from one that went silent);
+    /// nil while no coordinator has taken it.
     public var coordinator: String?
+    /// The coordinator the job was submitted for (`submit --coordinator`); nil when any may take it.
+    public var assignedCoordinator: String?
+    /// Why the job is not progressing now (its results cannot be spooled, its output cannot be written);
+    /// nil when nothing stops it.
+    public var stalled: String?
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, error, assigned_coordinator, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        frames_total, frames_done, error, coordinator, assigned_coordinator, stalled, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
         to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
         """
@@ -49,12 +55,14 @@ public struct JobRecord: Codable, Sendable, Equatable {
         createdAt = row.string("created_at")
         updatedAt = row.string("updated_at")
         finishedAt = row["finished_at"]
-        coordinator = row["assigned_coordinator"]
+        coordinator = row["coordinator"]
+        assignedCoordinator = row["assigned_coordinator"]
+        stalled = row["stalled"]
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, error, createdAt,
-             updatedAt, finishedAt, coordinator
+             updatedAt, finishedAt, coordinator, assignedCoordinator, stalled
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -75,6 +83,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(finishedAt, forKey: .finishedAt)
         try c.encode(coordinator, forKey: .coordinator)
+        try c.encode(assignedCoordinator, forKey: .assignedCoordinator)
+        try c.encode(stalled, forKey: .stalled)
     }
 
     public var progress: Double {

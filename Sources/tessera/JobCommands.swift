@@ -207,6 +207,8 @@ enum JobText {
         if j.segmentsTotal > 0 { s += " \(j.segmentsDone)/\(j.segmentsTotal) segments (\(Int(j.progress * 100))%)" }
         s += " \(j.input) -> \(j.output)"
         if let error = j.error, j.state == .failed { s += ": \(error)" }
+        if let stalled = j.stalled, !j.state.isFinal { s += " (waiting: \(stalled))" }
+        if let holder = j.coordinator, !j.state.isFinal, j.state != .queued { s += " [coordinator \(holder)]" }
         return s
     }
 
