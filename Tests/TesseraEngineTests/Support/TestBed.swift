@@ -97,17 +97,93 @@ final class TestBed {
         for (h, process) in processes where h == host { process.waitUntilExit() }
     }
 
+    /// Stops what was started on `host` (SIGTERM) and waits for it.
+    func stop(on host: String) {
+        for (h, process) in processes where h == host && process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
     /// Cuts `host` off the network (its switch port goes down), or joins it again.
     func link(_ host: String, up: Bool) throws {
         try ip(["-n", switchNamespace, "link", "set", hosts[host]!.port, up ? "up" : "down"])
     }
 
-    /// Adds `delay` and `loss` to `host`'s link, both ways.
-    func impair(_ host: String, delay: String, loss: String) throws {
-        let h = hosts[host]!
-        try ip(["netns", "exec", h.namespace, "tc", "qdisc", "replace", "dev", "eth0", "root", "netem", "delay", delay, "loss", loss])
-        try ip(["netns", "exec", switchNamespace, "tc", "qdisc", "replace", "dev", h.port, "root", "netem", "delay", delay, "loss", loss])
+    /// Drops `percent` % of the packets `host` sends and receives, at random (nftables' numgen).
+    func dropPackets(on host: String, percent: Int) throws {
+        let rules = """
+            table inet tsrloss {
+                chain in { type filter hook input priority 0; numgen random mod 100 < \(percent) drop; }
+                chain out { type filter hook output priority 0; numgen random mod 100 < \(percent) drop; }
+            }
+            """
+        let file = directory.appendingPathComponent("loss-\(host).nft")
+        try rules.write(to: file, atomically: true, encoding: .utf8)
+        let result = try run(on: host, ["nft", "-f", file.path])
+        guard result.status == 0 else { throw ToolError("nft on \(host): \(result.stderr)") }
     }
+
+    /// Starts, on `host`, a TCP relay from `listen` (address:port) to `target` that holds every chunk of
+    /// data `delay` seconds each way: latency for a kernel without sch_netem.
+    @discardableResult
+    func relay(on host: String, listen: String, to target: String, delay: Double) throws -> Process {
+        let script = directory.appendingPathComponent("delay_relay.py")
+        try Self.relayScript.write(to: script, atomically: true, encoding: .utf8)
+        let process = try spawn(on: host, ["python3", script.path, listen, target, String(delay)], log: "relay-\(host).log")
+        let port = listen.split(separator: ":").last.map(String.init) ?? ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if (try? run(on: host, ["ss", "-Hltn", "sport = :\(port)"]).text.isEmpty) == false { return process }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw ToolError("the relay on \(host) did not listen: \(log("relay-\(host).log"))")
+    }
+
+    static let relayScript = """
+        import asyncio, sys, time
+        listen_host, listen_port = sys.argv[1].rsplit(":", 1)
+        target_host, target_port = sys.argv[2].rsplit(":", 1)
+        delay = float(sys.argv[3])
+
+        async def pump(reader, writer):
+            queue = asyncio.Queue()
+            async def deliver():
+                while True:
+                    due, data = await queue.get()
+                    if data is None:
+                        break
+                    await asyncio.sleep(max(0.0, due - time.monotonic()))
+                    writer.write(data)
+                    await writer.drain()
+                writer.close()
+            sender = asyncio.ensure_future(deliver())
+            try:
+                while True:
+                    data = await reader.read(65536)
+                    if not data:
+                        break
+                    queue.put_nowait((time.monotonic() + delay, data))
+            except ConnectionError:
+                pass
+            queue.put_nowait((0, None))
+            await sender
+
+        async def handle(client_reader, client_writer):
+            try:
+                upstream_reader, upstream_writer = await asyncio.open_connection(target_host, int(target_port))
+            except OSError:
+                client_writer.close()
+                return
+            await asyncio.gather(pump(client_reader, upstream_writer), pump(upstream_reader, client_writer), return_exceptions=True)
+
+        async def main():
+            server = await asyncio.start_server(handle, listen_host, int(listen_port))
+            async with server:
+                await server.serve_forever()
+
+        asyncio.run(main())
+        """
 
     func log(_ name: String) -> String {
         (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
