@@ -28,10 +28,12 @@ extension CoordinatorLoop {
             }
             if !adopted.isEmpty { machine.adopted() }
         }
-        for job in try store.jobsHeldElsewhere(machine.jobs.keys.sorted(), coordinator: options.coordinatorID) {
-            logger.warning("another coordinator took the job over; letting it go", metadata: ["job.id": "\(job)"])
-            letGo(job)
-        }
+        for job in try store.jobsHeldElsewhere(machine.jobs.keys.sorted(), coordinator: options.coordinatorID) { lost(job) }
+    }
+
+    func lost(_ job: String) {
+        logger.warning("another coordinator took the job over; letting it go", metadata: ["job.id": "\(job)"])
+        letGo(job)
     }
 
     /// Forgets a job another coordinator holds now: its workers stop their tasks of it (their leases are

@@ -16,7 +16,10 @@ extension CoordinatorLoop {
         }
         for id in machine.jobs.keys.sorted() {
             let job = try store.job(id)
-            if job.state.isFinal {
+            if job.coordinator != options.coordinatorID {
+                // Taken over while this coordinator was away: not ours to stitch, finish or clean up.
+                lost(id)
+            } else if job.state.isFinal {
                 drop(id)
             } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, machine.mayStitch(id),
                       faults[id] == nil,

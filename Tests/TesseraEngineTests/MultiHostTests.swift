@@ -204,6 +204,32 @@ struct MultiHostTests {
         try expectFrameExact(source, output)
     }
 
+    /// The job's coordinator cut off the network, still running: the other takes the job over; when the
+    /// first is back it lets the job go, and only one output is written, frame-exact.
+    @Test func aCoordinatorCutOffLetsItsJobGoWhenItIsBack() throws {
+        let cluster = try MultiHostCluster()
+        defer { cluster.tearDown() }
+        try cluster.startCoordinator("c1")
+        try cluster.startWorkers()
+        let source = try Self.source()
+        let output = cluster.bed.directory.appendingPathComponent("out.mp4").path
+        let store = try cluster.database.openStore()
+        defer { store.close() }
+        let job = try cluster.submit(source, output)
+        #expect(try cluster.waitUntil(timeout: 60) { try store.holds(job, coordinator: "c1") && store.job(job).segmentsDone >= 1 })
+        try cluster.startCoordinator("c2")
+        try cluster.bed.link("c1", up: false)
+        #expect(try cluster.waitUntil(timeout: MultiHostCluster.takeoverAfter + 30) { try store.holds(job, coordinator: "c2") },
+                "c2 never took the job over\n\(cluster.diagnostics(job, store))")
+        try cluster.bed.link("c1", up: true)
+        let record = try cluster.wait(job, store, timeout: 120)
+        #expect(record.state == .done, "\(record.error ?? "")\n\(cluster.diagnostics(job, store))")
+        #expect(try cluster.waitUntil(timeout: 20) { cluster.bed.log("c1.log").contains("letting it go") },
+                "c1 never let the job go:\n\(cluster.bed.log("c1.log").suffix(2000))")
+        #expect(!cluster.bed.log("c1.log").contains("job done"), "c1 wrote an output for a job it lost")
+        try expectFrameExact(source, output)
+    }
+
     /// PostgreSQL restarted mid-job, first fast, then immediately (as a crash): the job completes.
     @Test func aJobSurvivesPostgreSQLRestarts() throws {
         let cluster = try MultiHostCluster()
