@@ -51,7 +51,7 @@ struct Submit: ParsableCommand {
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator)
             report.jobID = id
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
-            CoordinatorWarning.warnIfNone(store)
+            CoordinatorWarning.warnIfNone(store, assigned: coordinator)
             if wait { final = try Follower(store: store, id: id).follow() }
         } catch {
             throw report.fail(error)
@@ -150,7 +150,7 @@ struct Watch: ParsableCommand {
             let store = try database.open()
             defer { store.close() }
             let current = try store.job(job)
-            if current.state == .queued { CoordinatorWarning.warnIfNone(store) }
+            if current.state == .queued { CoordinatorWarning.warnIfNone(store, assigned: current.coordinator) }
             record = try Follower(store: store, id: current.id).follow()
         } catch {
             throw Tessera.fail(error)
