@@ -49,7 +49,7 @@ enum CoordinatorEndpoints {
         while let info = node {
             var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             if getnameinfo(info.pointee.ai_addr, info.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
-                let address = String(cString: buffer)
+                let address = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
                 if !addresses.contains(address) { addresses.append(address) }
             }
             node = info.pointee.ai_next

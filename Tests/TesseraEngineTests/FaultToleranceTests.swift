@@ -82,7 +82,7 @@ import TesseraStore
         let job = try cluster.submit(input, output, ["--preset", "slow"])
         let store = try cluster.openStore()
         defer { store.close() }
-        cluster.waitUntil(timeout: 60) { (try? store.job(job).segmentsDone ?? 0) ?? 0 >= 1 }
+        cluster.waitUntil(timeout: 60) { (try? store.job(job).segmentsDone) ?? 0 >= 1 }
         let replacement = cluster.directory.appendingPathComponent("replacement.mp4").path
         try FileManager.default.copyItem(atPath: other, toPath: replacement)
         #expect(rename(replacement, input) == 0)
@@ -110,7 +110,7 @@ import TesseraStore
         do {
             let store = try cluster.openStore()
             defer { store.close() }
-            cluster.waitUntil(timeout: 60) { (try? store.job(job).segmentsDone ?? 0) ?? 0 >= 1 }
+            cluster.waitUntil(timeout: 60) { (try? store.job(job).segmentsDone) ?? 0 >= 1 }
         }
         let stopped = try Tool.run(cluster.binary, ["db", "stop", "--force"] + cluster.db)
         try #require(stopped.status == 0, "db stop: \(stopped.stderr)")

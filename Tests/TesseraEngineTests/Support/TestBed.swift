@@ -72,7 +72,7 @@ final class TestBed {
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         process.arguments = ["netns", "exec", hosts[host]!.namespace] + arguments
         let path = directory.appendingPathComponent(log).path
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.seekToEndOfFile()
         process.standardError = handle
