@@ -150,7 +150,7 @@ struct Watch: ParsableCommand {
             let store = try database.open()
             defer { store.close() }
             let current = try store.job(job)
-            if current.state == .queued { CoordinatorWarning.warnIfNone(store, assigned: current.coordinator) }
+            if current.state == .queued { CoordinatorWarning.warnIfNone(store, assigned: current.assignedCoordinator) }
             record = try Follower(store: store, id: current.id).follow()
         } catch {
             throw Tessera.fail(error)

@@ -89,10 +89,10 @@ import TesseraStore
         let queued = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", id, "--json"]).stdout) as? [String: Any])
         #expect(Set(queued.keys) == jobKeys)
         #expect(queued["error"] is NSNull && queued["finishedAt"] is NSNull)
-        #expect(queued["coordinator"] as? String == "nobody")
+        #expect(queued["assignedCoordinator"] as? String == "nobody" && queued["coordinator"] is NSNull, "submitted for one, held by none")
         let open = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", "--json"]).stdout) as? [[String: Any]])
         #expect(open.count == 2 && open.allSatisfy { Set($0.keys) == jobKeys })
-        #expect(open.contains { $0["coordinator"] is NSNull }, "a job any coordinator may take")
+        #expect(open.contains { $0["assignedCoordinator"] is NSNull }, "a job any coordinator may take")
 
         #expect(try box.tessera(["cancel", id]).status == 0)
         let listed = try #require(try JSONSerialization.jsonObject(with: box.tessera(["list", "--json"]).stdout) as? [[String: Any]])
@@ -190,20 +190,23 @@ import TesseraStore
         let alone = try submit("a.mp4")
         #expect(alone.stderr == none)
 
-        // watch warns the same way before following the queued job; it ends when the job is canceled.
-        let watching = Process()
-        watching.executableURL = URL(fileURLWithPath: binary)
-        watching.arguments = ["watch", alone.id] + cluster.db
-        let err = cluster.directory.appendingPathComponent("watch.err")
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        watching.standardError = try FileHandle(forWritingTo: err)
-        watching.standardOutput = FileHandle.nullDevice
-        try watching.run()
-        cluster.waitUntil(timeout: 10) { ((try? String(contentsOf: err, encoding: .utf8)) ?? "").contains("warning") }
-        #expect(try Tool.run(binary, ["cancel", alone.id] + cluster.db).status == 0)
-        watching.waitUntilExit()
-        #expect(try String(contentsOf: err, encoding: .utf8).hasPrefix(none))
-        #expect(watching.terminationStatus == 1)
+        // watch warns the same way before following a queued job: its stderr until the job is canceled.
+        func watched(_ id: String) throws -> String {
+            let watching = Process()
+            watching.executableURL = URL(fileURLWithPath: binary)
+            watching.arguments = ["watch", id] + cluster.db
+            let err = cluster.directory.appendingPathComponent("watch-\(id).err")
+            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+            watching.standardError = try FileHandle(forWritingTo: err)
+            watching.standardOutput = FileHandle.nullDevice
+            try watching.run()
+            cluster.waitUntil(timeout: 10) { ((try? String(contentsOf: err, encoding: .utf8)) ?? "").contains("warning") }
+            #expect(try Tool.run(binary, ["cancel", id] + cluster.db).status == 0)
+            watching.waitUntilExit()
+            #expect(watching.terminationStatus == 1)
+            return try String(contentsOf: err, encoding: .utf8)
+        }
+        #expect(try watched(alone.id).hasPrefix(none))
 
         // A coordinator gone silent an hour ago (killed, its row left behind) counts as not seen.
         let store = try cluster.openStore()
@@ -218,8 +221,10 @@ import TesseraStore
         try cluster.startCoordinator(["--id", "live"])
         cluster.waitUntil(timeout: 20) { (try? store.coordinators().contains { $0.id == "live" }) ?? false }
         #expect(try submit("c.mp4").stderr.isEmpty)
-        #expect(try submit("d.mp4", ["--coordinator", "gone"]).stderr
-                == "tessera: warning: coordinator gone has not been seen in the job store for 60 min: the job stays queued until it runs\n")
+        let pinned = try submit("d.mp4", ["--coordinator", "gone"])
+        let gone = "tessera: warning: coordinator gone has not been seen in the job store for 60 min: the job stays queued until it runs\n"
+        #expect(pinned.stderr == gone)
+        #expect(try watched(pinned.id).hasPrefix(gone), "watch asks about the coordinator the job names")
         #expect(try submit("e.mp4", ["--coordinator", "live"]).stderr.isEmpty)
     }
 
