@@ -27,6 +27,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var audioChannels: Int?
     public var audioTrack: Int?
     public var segmentSeconds: Double?
+    /// The job's priority, 0–100 (`submit --priority`): not an encoder setting, so not in the job's spec.
+    public var priority: Int?
 
     public init() {}
 
@@ -41,6 +43,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         case audioChannels = "audio-channels"
         case audioTrack = "audio-track"
         case segmentSeconds = "segment-seconds"
+        case priority
     }
 
     /// Settings files may write numbers as strings ("2500k") or strings as numbers (fps: 25); unknown
@@ -98,6 +101,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         audioChannels = try integer(.audioChannels)
         audioTrack = try integer(.audioTrack)
         segmentSeconds = try number(.segmentSeconds)
+        priority = try integer(.priority)
     }
 
     struct AnyKey: CodingKey {
@@ -141,6 +145,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         merged.audioChannels = audioChannels ?? base.audioChannels
         merged.audioTrack = audioTrack ?? base.audioTrack
         merged.segmentSeconds = segmentSeconds ?? base.segmentSeconds
+        merged.priority = priority ?? base.priority
         return merged
     }
 

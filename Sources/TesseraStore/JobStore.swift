@@ -70,12 +70,19 @@ public final class JobStore {
 
     // MARK: Jobs
 
+    /// Priorities a job may have; higher ones are planned and leased first.
+    public static let priorities = 0...100
+    public static let defaultPriority = 50
+
     /// Queues a job; returns its id. With `coordinator`, only the coordinator of that id may take it.
-    public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil) throws(StoreError) -> String {
+    public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil,
+                       priority: Int = JobStore.defaultPriority) throws(StoreError) -> String {
+        guard Self.priorities.contains(priority) else { throw StoreError("priority \(priority) is not between 0 and 100") }
         let id = UUID().uuidString.lowercased()
         _ = try run("submitting the job", """
-            INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator) VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6)
-            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator])
+            INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority)
+            VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7)
+            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator, String(priority)])
         return id
     }
 
@@ -105,6 +112,16 @@ public final class JobStore {
         return out
     }
 
+    /// The jobs that have not ended, newest first.
+    public func openJobs(limit: Int = 1000) throws(StoreError) -> [JobRecord] {
+        let rows = try run("listing jobs", """
+            SELECT \(JobRecord.columns) FROM jobs WHERE state NOT IN ('done', 'failed', 'canceled') ORDER BY created_at DESC LIMIT $1
+            """, [String(limit)])
+        var out: [JobRecord] = []
+        for row in rows.all { out.append(try JobRecord(row)) }
+        return out
+    }
+
     /// Moves a job; refuses moves the state machine does not allow (the trigger refuses them too).
     public func setState(_ id: String, to state: JobState, error: String? = nil) throws(StoreError) {
         let current = try job(id)
@@ -116,22 +133,24 @@ public final class JobStore {
         guard moved.affected == 1 else { throw StoreError("job \(id) changed state meanwhile (wanted \(current.state.rawValue) → \(state.rawValue))") }
     }
 
-    /// Takes the oldest queued job for planning that names no coordinator or this one; nil when none is queued.
+    /// Takes the queued job of highest priority (the oldest of those) for planning that names no
+    /// coordinator or this one; nil when none is queued.
     public func claimQueuedJob(coordinator: String, only job: String? = nil) throws(StoreError) -> JobRecord? {
         let rows = try run("claiming a job", """
             UPDATE jobs SET state = 'planning', coordinator = $1
             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
                             AND (assigned_coordinator IS NULL OR assigned_coordinator = $1)
-                        ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                        ORDER BY priority DESC, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
             """, [coordinator, job])
         return try rows.first.map { row throws(StoreError) in try JobRecord(row) }
     }
 
-    /// Records the planned segments and moves the job to encoding; false (nothing recorded) when the job
-    /// is no longer being planned (canceled, or taken over by another coordinator).
+    /// Records the planned segments (and the output's pixels per frame, which weigh the job's queued
+    /// work) and moves the job to encoding; false (nothing recorded) when the job is no longer being
+    /// planned (canceled, or taken over by another coordinator).
     @discardableResult
-    public func addSegments(_ jobID: String, _ segments: [PlannedSegment]) throws(StoreError) -> Bool {
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int? = nil) throws(StoreError) -> Bool {
         try transaction("recording the plan") {
             let planning = try db.query("SELECT state FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first?.string("state")
             guard planning == JobState.planning.rawValue else { return false }
@@ -148,8 +167,9 @@ public final class JobStore {
                       column { String($0.preRollPackets) }, column { $0.entry.rawValue }])
             let frames = segments.reduce(0) { $0 + $1.frameCount }
             let moved = try db.query("""
-                UPDATE jobs SET segments_total = $2, frames_total = $3, state = 'encoding' WHERE id = $1::uuid AND state = 'planning'
-                """, [jobID, String(segments.count), String(frames)])
+                UPDATE jobs SET segments_total = $2, frames_total = $3, frame_pixels = $4, state = 'encoding'
+                WHERE id = $1::uuid AND state = 'planning'
+                """, [jobID, String(segments.count), String(frames), framePixels.map { String($0) }])
             guard moved.affected == 1 else { throw StoreError("job \(jobID) is no longer being planned") }
             return true
         }
@@ -264,9 +284,10 @@ public final class JobStore {
 
     /// Leases one pending segment of an encoding job for each entry of `slots` (a worker id, once per
     /// free slot; interleave workers so that a short queue is shared) in one statement, for `seconds`.
-    /// Concurrent lessors never get the same segment (FOR UPDATE SKIP LOCKED). Fair between jobs: a
-    /// segment's place is the leases its job holds now plus its rank within the job, so the picks fill
-    /// the jobs with the fewest leases evenly; ties go to the oldest job, then longest segments first.
+    /// Concurrent lessors never get the same segment (FOR UPDATE SKIP LOCKED). Jobs of higher priority
+    /// first; within a priority, fair between jobs: a segment's place is the leases its job holds now
+    /// plus its rank within the job, so the picks fill the jobs with the fewest leases evenly; ties go to
+    /// the oldest job, then longest segments first.
     /// With `coordinator`, only jobs that coordinator holds (one that lost a job to another leases no more of it).
     public func lease(slots: [String], seconds: Double, jobs: [String]? = nil, attemptLimit: Int = Int(Int32.max),
                       coordinator: String? = nil) throws(StoreError) -> [(worker: String, lease: Lease)] {
@@ -280,11 +301,11 @@ public final class JobStore {
         // (LATERAL … LIMIT), so a statement reads a few rows of each job, not all its pending ones.
         let rows = try run("leasing segments", """
             WITH open_jobs AS MATERIALIZED (
-                SELECT j.id, j.created_at, (SELECT count(*) FROM segments l WHERE l.job_id = j.id AND l.state = 'leased') AS n
+                SELECT j.id, j.priority, j.created_at, (SELECT count(*) FROM segments l WHERE l.job_id = j.id AND l.state = 'leased') AS n
                 FROM jobs j WHERE j.state = 'encoding' AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
                     AND ($6::text IS NULL OR j.coordinator = $6)
             ), ranked AS MATERIALIZED (
-                SELECT c.job_id, c.index, o.created_at, c.frame_count, o.n + c.rank AS place
+                SELECT c.job_id, c.index, o.priority, o.created_at, c.frame_count, o.n + c.rank AS place
                 FROM open_jobs o CROSS JOIN LATERAL (
                     SELECT s1.job_id, s1.index, s1.frame_count, row_number() OVER (ORDER BY s1.frame_count DESC, s1.index) AS rank
                     FROM (SELECT job_id, index, frame_count FROM segments
@@ -292,13 +313,14 @@ public final class JobStore {
                           ORDER BY frame_count DESC, index LIMIT 2 * $3::int) s1
                 ) c
             ), picked AS (
-                SELECT s2.job_id, s2.index, r.place, r.created_at, r.frame_count
+                SELECT s2.job_id, s2.index, r.priority, r.place, r.created_at, r.frame_count
                 FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
                 WHERE s2.state = 'pending' AND s2.attempts < $5 AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
-                ORDER BY r.place, r.created_at, r.frame_count DESC, r.index
+                ORDER BY r.priority DESC, r.place, r.created_at, r.frame_count DESC, r.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
             ), numbered AS (
-                SELECT job_id, index, row_number() OVER (ORDER BY place, created_at, frame_count DESC, index) AS slot FROM picked
+                SELECT job_id, index, row_number() OVER (ORDER BY priority DESC, place, created_at, frame_count DESC, index) AS slot
+                FROM picked
             )
             UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],
                 lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision),

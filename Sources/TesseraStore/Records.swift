@@ -27,10 +27,12 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Why the job is not progressing now (its results cannot be spooled, its output cannot be written);
     /// nil when nothing stops it.
     public var stalled: String?
+    /// 0–100: higher priorities are planned and leased first.
+    public var priority: Int
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, error, coordinator, assigned_coordinator, stalled, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        frames_total, frames_done, error, coordinator, assigned_coordinator, stalled, priority, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
         to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
         """
@@ -58,11 +60,12 @@ public struct JobRecord: Codable, Sendable, Equatable {
         coordinator = row["coordinator"]
         assignedCoordinator = row["assigned_coordinator"]
         stalled = row["stalled"]
+        priority = row.int("priority") ?? 50
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, error, createdAt,
-             updatedAt, finishedAt, coordinator, assignedCoordinator, stalled
+             updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -85,6 +88,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
         try c.encode(coordinator, forKey: .coordinator)
         try c.encode(assignedCoordinator, forKey: .assignedCoordinator)
         try c.encode(stalled, forKey: .stalled)
+        try c.encode(priority, forKey: .priority)
     }
 
     public var progress: Double {

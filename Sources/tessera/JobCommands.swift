@@ -16,12 +16,15 @@ struct Submit: ParsableCommand {
     @Option(help: "Target segment length in seconds, rounded to whole GOPs (default 8).") var segmentSeconds: Double?
     @Flag(help: "Follow the job and exit with its result.") var wait = false
     @Option(help: "Only the coordinator with this id (its --id) may take the job; others leave it alone.") var coordinator: String?
+    @Option(help: "0 to 100: jobs of higher priority are planned and encoded first (default 50, or the settings file's 'priority').")
+    var priority: Int?
     @OptionGroup var hooks: HookOptions
     @OptionGroup var overwriting: OverwriteOptions
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
         if hooks.isSet && !wait { throw ValidationError("--on-complete and --on-error need --wait") }
+        if let priority, !JobStore.priorities.contains(priority) { throw ValidationError("--priority must be between 0 and 100") }
     }
 
     func run() throws {
@@ -31,9 +34,13 @@ struct Submit: ParsableCommand {
 
     func submit(_ report: JobReport) throws {
         let spec: JobSpec
+        let priority: Int
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
             spec = try encode.spec(segmentSeconds: segmentSeconds)
+            let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
+            priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
+            guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
             try overwriting.check([output])
         } catch {
             throw report.fail(error)
@@ -48,7 +55,8 @@ struct Submit: ParsableCommand {
         do throws(StoreError) {
             let store = try database.open(announcing: true)
             defer { store.close() }
-            let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator)
+            let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator,
+                                      priority: priority)
             report.jobID = id
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
             CoordinatorWarning.warnIfNone(store, assigned: coordinator)
@@ -77,7 +85,7 @@ struct Status: ParsableCommand {
                 let record = try store.job(job)
                 print(json ? CanonicalJSON.encode(record, pretty: true) : JobText.line(record))
             } else {
-                let open = try store.jobs().filter { !$0.state.isFinal }
+                let open = try store.openJobs()
                 print(json ? CanonicalJSON.encode(open, pretty: true) : JobText.table(open))
             }
         } catch {
@@ -90,14 +98,19 @@ struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List jobs, newest first.")
 
     @Option(help: "Only jobs in this state: \(JobState.allCases.map(\.rawValue).joined(separator: ", ")).") var state: JobState?
+    @Option(help: "Show at most this many jobs, the newest.") var limit: Int = 50
     @Flag(help: "Print JSON for scripts.") var json = false
     @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
+    }
 
     func run() throws {
         do throws(StoreError) {
             let store = try database.open()
             defer { store.close() }
-            let jobs = try store.jobs(state: state)
+            let jobs = try store.jobs(state: state, limit: limit)
             print(json ? CanonicalJSON.encode(jobs, pretty: true) : JobText.table(jobs))
         } catch {
             throw Tessera.fail(error)

@@ -54,8 +54,8 @@ extension JobStore {
     }
 
     /// A job already planned into `count` segments of 10 frames each (queued → planning → encoding).
-    func plannedJob(segments count: Int, coordinator: String = "test") throws -> String {
-        let id = try submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec())
+    func plannedJob(segments count: Int, coordinator: String = "test", priority: Int = JobStore.defaultPriority) throws -> String {
+        let id = try submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), priority: priority)
         guard let claimed = try claimQueuedJob(coordinator: coordinator), claimed.id == id else { throw StoreError("claim failed") }
         var plan: [PlannedSegment] = []
         for k in 0..<count {
