@@ -9,6 +9,7 @@ extension CoordinatorLoop {
     func performFailover(_ duties: CoordinatorStateMachine.Duties) throws {
         if duties.presence {
             try store.coordinatorHeartbeat(options.coordinatorID, host: ProcessInfo.processInfo.hostName, endpoint: coordinator.endpoint)
+            try recordProgress()
         }
         if duties.adopt {
             try adoptAndLetGo()
@@ -44,7 +45,25 @@ extension CoordinatorLoop {
         }
         loaded[job] = nil
         faults[job] = nil
+        meter.dropped(job)
         spooler.end(job)
+    }
+
+    /// Records, about once a second, the frames encoded in tasks still in flight and the rate, for the jobs
+    /// whose figures changed. Tasks no longer in flight (their worker gone, their lease handed back) stop
+    /// counting first.
+    func recordProgress() throws {
+        let inFlight = Set(machine.peers.values.flatMap(\.inFlight.keys))
+        for segment in meter.reported.keys where !inFlight.contains(segment) { meter.abandoned(segment) }
+        let now = Stopwatch.now
+        for job in meter.taken().sorted() where machine.jobs[job] != nil {
+            let fps = meter.rate(job, now: now)
+            // As a multiple of real time: the source's frames per second of video.
+            let plan = loaded[job]?.plan
+            let frames = plan.map { $0.cuts.segments.reduce(0) { $0 + $1.frameCount } } ?? 0
+            let speed = fps.flatMap { fps in plan.flatMap { $0.outputDurationSeconds > 0 && frames > 0 ? fps * $0.outputDurationSeconds / Double(frames) : nil } }
+            try store.recordProgress(job, framesEncoding: meter.inFlight(job), fps: fps, speed: speed)
+        }
     }
 
     /// Fails the loaded jobs whose input is not the file they pinned any more.

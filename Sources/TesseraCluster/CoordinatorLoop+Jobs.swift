@@ -76,6 +76,7 @@ extension CoordinatorLoop {
         }
         loaded[job] = nil
         faults[job] = nil
+        meter.dropped(job)
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
         ResultSpool.remove(job, in: options.spool)

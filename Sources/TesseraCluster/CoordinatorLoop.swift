@@ -38,6 +38,8 @@ final class CoordinatorLoop {
     var droppedKeysLogged: Set<String> = []
     /// The local faults that stall jobs, by job.
     var faults: [String: LocalFault] = [:]
+    /// Frames encoded between segment completions, and the rate, by job.
+    var meter = ProgressMeter()
     /// When the store's current session began: no job is adopted until the other coordinators have had
     /// `--takeover-after` to record their heartbeats in it (after an outage, every one's is stale).
     var storeSessionStarted = Stopwatch.now
@@ -201,10 +203,16 @@ final class CoordinatorLoop {
             if let refusal = machine.answerArrived(LeaseRef(segment: failure.segment, token: failure.token), from: worker) {
                 return try refuse(failure.segment, from: worker, "failure report refused: \(refusal)")
             }
+            meter.abandoned(failure.segment)
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
                 logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
                                                             "error": "\(failure.error)"])
             }
+        case .progress(let progress):
+            // Only for a task in flight to this worker under that lease; anything else is ignored.
+            guard UUID(uuidString: progress.lease.segment.jobID) != nil,
+                  machine.peers[worker]?.inFlight[progress.lease.segment] == progress.lease.token else { return }
+            meter.reported(progress.lease.segment, frames: progress.frames, now: now)
         case .busy(let lease):
             // A worker with no free slot (it took fewer than it said, or restarted): the lease goes back
             // at once, no attempt counted.
@@ -245,10 +253,13 @@ final class CoordinatorLoop {
 
     /// Notes what came of the results the spooler handled.
     func takeOutcomes() throws {
+        var reportedDone = false
+        defer { if reportedDone { try? recordProgress() } }
         for outcome in try spooler.takeOutcomes() {
             switch outcome {
             case .recorded(let ref, let encodeSeconds, let bytes, let at):
                 machine.recorded(ref)
+                if meter.completed(ref, frames: loaded[ref.jobID]?.segments[ref.index]?.frameCount ?? 0, now: at) { reportedDone = true }
                 coordinator.phaseTimings.withValue {
                     $0.encodingWall = at - (firstTaskSent ?? at)
                     $0.workerEncode += encodeSeconds

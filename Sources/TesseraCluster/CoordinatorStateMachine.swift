@@ -68,7 +68,7 @@ struct CoordinatorStateMachine {
 
     /// The message kinds a worker sends, and those only coordinators send (refused).
     enum MessageKind: Equatable {
-        case ready, heartbeat, result, failure, bye, busy, coordinatorOnly
+        case ready, heartbeat, result, failure, bye, busy, progress, coordinatorOnly
     }
 
     enum DispatchAction: Equatable {
@@ -149,7 +149,7 @@ struct CoordinatorStateMachine {
         peers[worker]?.lastHeard = now
         dispatchDue = true
         switch kind {
-        case .heartbeat, .result: return false
+        case .heartbeat, .result, .progress: return false
         default:
             pending = .unknown
             return true
@@ -487,6 +487,7 @@ extension ClusterMessage {
         case .failure: .failure
         case .bye: .bye
         case .busy: .busy
+        case .progress: .progress
         case .task, .cancel: .coordinatorOnly
         }
     }

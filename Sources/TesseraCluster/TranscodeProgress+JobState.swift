@@ -21,6 +21,7 @@ extension TranscodeProgress {
     /// Where a job in the store is.
     public init(_ job: JobRecord) {
         self.init(phase: Phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
-                  framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal))
+                  framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal), fps: job.fps, speed: job.speed,
+                  etaSeconds: job.etaSeconds)
     }
 }

@@ -150,7 +150,7 @@ final class WorkerSession {
                 start(header, frames[1])
             case .cancel(let jobID):
                 for (ref, task) in inFlight where ref.jobID == jobID { task.flag.cancel() }
-            case .heartbeat, .ready, .result, .failure, .bye, .busy:
+            case .heartbeat, .ready, .result, .failure, .bye, .busy, .progress:
                 break
             }
         }
@@ -183,11 +183,18 @@ final class WorkerSession {
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             WorkerMetrics.encodeStarted()
             let message: ClusterMessage
+            var lastReport = Stopwatch.now
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
                 task.header.settings.threads = threads
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
-                    ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled })
+                    ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled }) { frames in
+                        // Twice a second at most: the coordinator shows frames, speed and time left from it.
+                        let now = Stopwatch.now
+                        guard now - lastReport >= 0.5 else { return }
+                        lastReport = now
+                        outbox.post(.progress(.init(lease: .init(segment: ref, token: header.token), frames: frames)))
+                    }
                 WorkerMetrics.encoded(encoded.header)
                 let (bytes, checksum) = encoded.serializedWithChecksum()
                 message = .result(.init(segment: ref, attempt: header.attempt, token: header.token, checksum: checksum), payload: bytes)

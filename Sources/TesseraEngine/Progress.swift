@@ -9,13 +9,22 @@ public struct TranscodeProgress: Sendable {
     public var segmentsTotal: Int
     public var framesDone: Int
     public var framesTotal: Int
+    /// Frames per second and that as a multiple of real time, over the last seconds; nil until known.
+    public var fps: Double?
+    public var speed: Double?
+    /// Seconds left at that rate; nil until known.
+    public var etaSeconds: Double?
 
-    public init(phase: Phase, segmentsDone: Int, segmentsTotal: Int, framesDone: Int, framesTotal: Int) {
+    public init(phase: Phase, segmentsDone: Int, segmentsTotal: Int, framesDone: Int, framesTotal: Int,
+                fps: Double? = nil, speed: Double? = nil, etaSeconds: Double? = nil) {
         self.phase = phase
         self.segmentsDone = segmentsDone
         self.segmentsTotal = segmentsTotal
         self.framesDone = framesDone
         self.framesTotal = framesTotal
+        self.fps = fps
+        self.speed = speed
+        self.etaSeconds = etaSeconds
     }
 
     public var fraction: Double { framesTotal == 0 ? 0 : Double(framesDone) / Double(framesTotal) }

@@ -46,7 +46,9 @@ public enum SegmentEncoder {
         }
     }
 
-    public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false }) throws(TesseraError) -> EncodedSegment {
+    /// Encodes the segment; `progress` is told the source frames given to the encoder so far, as they go.
+    public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false },
+                              progress: (Int) -> Void = { _ in }) throws(TesseraError) -> EncodedSegment {
         let header = task.header
         let segment = header.segment
         let started = Date()
@@ -119,6 +121,7 @@ public enum SegmentEncoder {
                         }
                         lastPTS = pts
                         kept += 1
+                        progress(kept)
                         let ready = try picture.prepare(frame)
                         ready.clearPictureType()
                         // The last kept frame ends its mini-GOP, so nothing kept refers to a run-out frame.

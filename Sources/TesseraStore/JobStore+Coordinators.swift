@@ -133,3 +133,15 @@ extension JobStore {
             """, [job, json]).first?.string("identity") ?? json
     }
 }
+
+extension JobStore {
+    /// Records how far a job's encode is between segment completions: frames encoded in tasks in flight,
+    /// and frames per second (nil: not known yet). Only while the job is encoding.
+    public func recordProgress(_ job: String, framesEncoding: Int, fps: Double?, speed: Double?) throws(StoreError) {
+        _ = try run("recording progress", """
+            UPDATE jobs SET frames_encoding = $2, fps = $3::double precision, speed = $4::double precision
+            WHERE id = $1::uuid AND state = 'encoding'
+                AND (frames_encoding, fps, speed) IS DISTINCT FROM ($2::bigint, $3::double precision, $4::double precision)
+            """, [job, String(framesEncoding), fps.map { String(format: "%.3f", $0) }, speed.map { String(format: "%.4f", $0) }])
+    }
+}

@@ -4,7 +4,7 @@ import TesseraCore
 
 /// A job as the store holds it. The JSON form (`tessera status --json`) is stable for scripts: every key
 /// is always there, null when unset.
-public struct JobRecord: Codable, Sendable, Equatable {
+public struct JobRecord: Encodable, Sendable, Equatable {
     public var id: String
     public var state: JobState
     public var input: String
@@ -14,7 +14,13 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var segmentsTotal: Int
     public var segmentsDone: Int
     public var framesTotal: Int64
+    /// Frames encoded: those of done segments and, while the job encodes, those its workers have encoded
+    /// in tasks still in flight (reported about once a second).
     public var framesDone: Int64
+    /// Frames per second over the last seconds while the job encodes; nil before there is a rate.
+    public var fps: Double?
+    /// That rate as seconds of video per second (1.0: real time); nil with it.
+    public var speed: Double?
     public var error: String?
     public var createdAt: String
     public var updatedAt: String
@@ -32,7 +38,7 @@ public struct JobRecord: Codable, Sendable, Equatable {
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, error, coordinator, assigned_coordinator, stalled, priority, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        frames_total, frames_done, frames_encoding, fps, speed, error, coordinator, assigned_coordinator, stalled, priority, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
         to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
         """
@@ -53,6 +59,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
         segmentsDone = row.int("segments_done") ?? 0
         framesTotal = row.int64("frames_total") ?? 0
         framesDone = row.int64("frames_done") ?? 0
+        if state == .encoding { framesDone = min(framesDone + (row.int64("frames_encoding") ?? 0), framesTotal) }
+        fps = state == .encoding ? row.double("fps").flatMap { $0 > 0 ? $0 : nil } : nil
+        speed = fps == nil ? nil : row.double("speed")
         error = row["error"]
         createdAt = row.string("created_at")
         updatedAt = row.string("updated_at")
@@ -64,8 +73,8 @@ public struct JobRecord: Codable, Sendable, Equatable {
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, error, createdAt,
-             updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority
+        case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, fps, speed, etaSeconds, error,
+             createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -80,6 +89,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
         try c.encode(segmentsDone, forKey: .segmentsDone)
         try c.encode(framesTotal, forKey: .framesTotal)
         try c.encode(framesDone, forKey: .framesDone)
+        try c.encode(fps.map { ($0 * 10).rounded() / 10 }, forKey: .fps)
+        try c.encode(speed.map { ($0 * 100).rounded() / 100 }, forKey: .speed)
+        try c.encode(etaSeconds.map { $0.rounded() }, forKey: .etaSeconds)
         // encode, not encodeIfPresent: an unset value is written as null.
         try c.encode(error, forKey: .error)
         try c.encode(createdAt, forKey: .createdAt)
@@ -89,6 +101,12 @@ public struct JobRecord: Codable, Sendable, Equatable {
         try c.encode(assignedCoordinator, forKey: .assignedCoordinator)
         try c.encode(stalled, forKey: .stalled)
         try c.encode(priority, forKey: .priority)
+    }
+
+    /// Seconds left at the current rate while the job encodes (the stitch not counted); nil without a rate.
+    public var etaSeconds: Double? {
+        guard state == .encoding, let fps, fps > 0 else { return nil }
+        return Double(max(framesTotal - framesDone, 0)) / fps
     }
 
     public var progress: Double {

@@ -19,8 +19,7 @@ final class ProgressRenderer: Sendable {
                 let width = 30
                 let filled = Int(p.fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                let line = String(format: "\r%-9@ [%@] %3d%%  %d/%d segments\u{1B}[K", p.phase.rawValue, bar, Int(p.fraction * 100),
-                                  p.segmentsDone, p.segmentsTotal)
+                let line = String(format: "\r%-9@ [%@] %3d%%  %@\u{1B}[K", p.phase.rawValue, bar, Int(p.fraction * 100), Self.figures(p))
                 FileHandle.standardError.write(Data(line.utf8))
                 s.drewBar = true
             } else {
@@ -31,11 +30,26 @@ final class ProgressRenderer: Sendable {
                 s.lastPhase = p.phase
                 s.lastDecile = decile
                 let line = p.phase == .encoding
-                    ? "tessera: encoding \(Int(p.fraction * 100))% (\(p.segmentsDone)/\(p.segmentsTotal) segments, \(p.framesDone)/\(p.framesTotal) frames)\n"
+                    ? "tessera: encoding \(Int(p.fraction * 100))% (\(Self.figures(p)))\n"
                     : "tessera: \(p.phase.rawValue)\n"
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }
+    }
+
+    /// Frames done of total, then the speed and the time left once the rate is known:
+    /// `1350/3000 frames  112 fps  4.5x  0:15 left`.
+    static func figures(_ p: TranscodeProgress) -> String {
+        var parts = ["\(p.framesDone)/\(p.framesTotal) frames"]
+        if p.phase == .encoding, let fps = p.fps {
+            parts.append(String(format: "%.0f fps", fps))
+            if let speed = p.speed { parts.append(String(format: "%.1fx", speed)) }
+            if let eta = p.etaSeconds {
+                let seconds = Int(eta.rounded())
+                parts.append(String(format: "%d:%02d left", seconds / 60, seconds % 60))
+            }
+        }
+        return parts.joined(separator: "  ")
     }
 
     func finish() {

@@ -422,4 +422,34 @@ final class Cluster {
         #expect(history.contains { $0.to == "leased" && $0.detail == "worker good" })
         #expect(try OutputFacts.read(output).decodeErrors.isEmpty)
     }
+
+    /// Progress moves within a segment: `status --json` counts the frames workers report for tasks in
+    /// flight (more than the done segments hold), with a rate and the time left.
+    @Test func progressCountsFramesWithinASegment() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("w")
+        // One keyframe: one segment, long enough to be seen mid-encode.
+        let source = try Fixtures.media("progress-640x360.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=12",
+                                                                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "1000",
+                                                                 "-keyint_min", "1000", "-sc_threshold", "0"])
+        let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path, ["--preset", "slower"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        var withinASegment = false, rate: Double?, eta: Double?
+        cluster.waitUntil(timeout: 120) {
+            guard let status = try? FaultToleranceTests.statusJSON(cluster, job), status["state"] as? String == "encoding",
+                  let framesDone = status["framesDone"] as? Int else { return (try? store.job(job).state.isFinal) ?? true }
+            let doneFrames = ((try? store.segments(job)) ?? []).filter { $0.state == .done }.reduce(0) { $0 + $1.frameCount }
+            if framesDone > doneFrames { withinASegment = true }
+            rate = rate ?? status["fps"] as? Double
+            eta = eta ?? status["etaSeconds"] as? Double
+            return withinASegment && rate != nil && eta != nil
+        }
+        #expect(withinASegment, "framesDone never went past the done segments' frames")
+        #expect(rate.map { $0 > 0 } == true, "no fps")
+        #expect(eta.map { $0 >= 0 } == true, "no etaSeconds")
+        #expect(try cluster.wait(job).state == .done)
+    }
 }

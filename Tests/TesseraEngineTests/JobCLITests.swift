@@ -77,7 +77,7 @@ import TesseraStore
         let box = try Sandbox("stable-keys")
         defer { box.close() }
         let jobKeys: Set = ["id", "state", "input", "output", "spec", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
-                            "framesDone", "error", "createdAt", "updatedAt", "finishedAt", "coordinator",
+                            "framesDone", "fps", "speed", "etaSeconds", "error", "createdAt", "updatedAt", "finishedAt", "coordinator",
                             "assignedCoordinator", "stalled", "priority"]
         let eventKeys: Set = ["id", "job", "at", "kind", "segment", "from", "to", "worker", "detail"]
         let submitted = try box.tessera(["submit", try box.clip(), "-o", box.path("out.mp4"), "--coordinator", "nobody"])

@@ -24,6 +24,19 @@ public enum ClusterMessage: Hashable, Sendable {
     case bye(handedBack: [SegmentRef])
     /// Worker → coordinator: no free slot for this task; its lease goes back, no attempt counted.
     case busy(LeaseRef)
+    /// Worker → coordinator: how far a task's encode is (not an answer: the task goes on).
+    case progress(Progress)
+
+    public struct Progress: Codable, Hashable, Sendable {
+        public var lease: LeaseRef
+        /// Source frames of the segment given to the encoder so far.
+        public var frames: Int
+
+        public init(lease: LeaseRef, frames: Int) {
+            self.lease = lease
+            self.frames = frames
+        }
+    }
 
     public struct Ready: Codable, Hashable, Sendable {
         public var workerID: String
@@ -112,7 +125,7 @@ public enum ClusterMessage: Hashable, Sendable {
     }
 
     enum Kind: UInt8 {
-        case ready = 1, heartbeat, task, result, failure, cancel, bye, busy
+        case ready = 1, heartbeat, task, result, failure, cancel, bye, busy, progress
     }
 
     struct JobRef: Codable { var jobID: String }
@@ -133,6 +146,7 @@ public enum ClusterMessage: Hashable, Sendable {
         case .cancel(let job): return [header(.cancel, JobRef(jobID: job))]
         case .bye(let back): return [header(.bye, HandBack(handedBack: back))]
         case .busy(let lease): return [header(.busy, lease)]
+        case .progress(let progress): return [header(.progress, progress)]
         }
     }
 
@@ -171,6 +185,10 @@ public enum ClusterMessage: Hashable, Sendable {
         case .cancel: self = .cancel(jobID: try body(JobRef.self).jobID)
         case .bye: self = .bye(handedBack: try body(HandBack.self).handedBack)
         case .busy: self = .busy(try body(LeaseRef.self))
+        case .progress:
+            let progress = try body(Progress.self)
+            guard progress.frames >= 0 else { throw .badHeader("progress") }
+            self = .progress(progress)
         }
     }
 }
