@@ -21,8 +21,10 @@ extension Coordinator {
         do {
             try OutputPath.check(job.output, input: job.input)
             let probe = try options.knownProbe.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
-            var plan = try JobPlanner.plan(probe, options: JobOptions(spec: job.spec, workers: options.planningWorkers),
-                                           jobID: id)
+            var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
+            // A new plan follows the load: few long segments while queued work keeps every encoder busy.
+            if planNew { jobOptions.load = try store.load(coordinator: options.coordinatorID, priority: job.priority) }
+            var plan = try JobPlanner.plan(probe, options: jobOptions, jobID: id)
             analysis = plan.probe.sceneAnalysisSeconds
             // The input as first planned; the same file every time the job is prepared again (a restart,
             // another coordinator), or the job fails.
@@ -35,11 +37,12 @@ extension Coordinator {
             var done: Set<Int> = []
             _ = try store.referenceExtradata(id, proposing: headers.hexString)
             if planNew {
-                guard try store.addSegments(id, plan.cuts.segments) else {
+                guard try store.addSegments(id, plan.cuts.segments, framePixels: Int(plan.output.width) * Int(plan.output.height)) else {
                     events.withValue { $0.append(.released(id)) }
                     return
                 }
-                logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)"])
+                logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)",
+                                                  "cluster.encoders.busy": "\(jobOptions.load?.encoders ?? 0)"])
             } else {
                 let recorded = try store.plannedSegments(id)
                 // The recorded plan must still fit the file (it may have been replaced since).

@@ -93,6 +93,9 @@ public struct PlanOptions: Sendable, Hashable {
     public var maxPreRollRatio: Double
     /// Encoders working on the job at once: the plan balances its segments over them.
     public var encoders: Int = 1
+    /// About this many segments, at forecast keyframes only, unbalanced (`SegmentationRule`'s choice under
+    /// load); nil: as many as keep `encoders` busy. Ignored when a segment length was asked for.
+    public var segmentCount: Int?
 
     /// About how long segments of a plan at keyframes are, in seconds.
     public static let defaultSegmentSeconds = 8.0

@@ -102,6 +102,16 @@ extension CutPlanner {
         var target = max(1, Int((PlanOptions.defaultSegmentSeconds * fps).rounded()))
         if options.minimumSegments > 1 { target = min(target, max(shortest, n / options.minimumSegments)) }
         let maxPreRoll = Int(options.maxPreRollRatio * Double(n))
+        if let count = options.segmentCount {
+            // The load keeps the encoders busy: only the cuts asked for, where the encode puts IDRs anyway.
+            var length = max(1, n / max(1, count))
+            var cuts = count <= 1 ? [0] : keyframeCuts(forecast.keyframes, target: length, shortest: shortest)
+            while preRoll(of: cuts) > maxPreRoll, cuts.count > 1 {
+                length = Int((Double(length) * 1.25).rounded(.up))
+                cuts = keyframeCuts(forecast.keyframes, target: length, shortest: shortest)
+            }
+            return makePlan(cuts: cuts, target: length, forecast: forecast)
+        }
         var length = target
         var cuts = keyframeCuts(forecast.keyframes, target: length, shortest: shortest)
         while preRoll(of: cuts) > maxPreRoll, cuts.count > 1 {

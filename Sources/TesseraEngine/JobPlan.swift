@@ -86,6 +86,9 @@ public struct JobOptions: Sendable {
     /// Parallel encoders the plan should keep busy.
     public var workers: Int
     public var maxPreRollRatio: Double
+    /// The cluster's load when the job is planned (see `SegmentationRule`); nil: plan as if it were idle.
+    public var load: ClusterLoad?
+    public var segmentation = SegmentationRule()
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(),
                 picture: PictureSettings = PictureSettings(), segmentSeconds: Double? = nil, workers: Int = 1,
@@ -140,9 +143,15 @@ public enum JobPlanner {
                                       maxPreRollRatio: options.maxPreRollRatio)
         planOptions.encoders = options.workers
         planOptions.detectsScenes = settings.preset != "ultrafast"
+        if planOptions.segmentSeconds == nil, let load = options.load {
+            let pixels = Double(output.width) * Double(output.height)
+            planOptions.segmentCount = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,
+                                                                     work: Double(planner.frameCount) * pixels, load: load)
+        }
         var probe = probe
         probe.sceneAnalysisSeconds = 0
-        if planOptions.segmentSeconds == nil, planOptions.detectsScenes {
+        // One segment has no cut to place: no scene analysis.
+        if planOptions.segmentSeconds == nil, planOptions.detectsScenes, planOptions.segmentCount != 1 {
             if probe.decodedScenes == nil {
                 let intervals = planner.sceneAnalysisIntervals(planOptions)
                 if !intervals.isEmpty {
