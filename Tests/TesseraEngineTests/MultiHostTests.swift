@@ -74,6 +74,16 @@ final class MultiHostCluster {
         }
     }
 
+    /// Starts c1 and the workers, and submits the test clip; the caller closes the store.
+    func startJob(slots: Int = 1) throws -> (source: String, output: String, store: JobStore, job: String) {
+        try startCoordinator("c1")
+        try startWorkers(slots: slots)
+        let source = try MultiHostTests.source()
+        let output = bed.directory.appendingPathComponent("out.mp4").path
+        let store = try database.openStore()
+        return (source, output, store, try submit(source, output))
+    }
+
     /// Stops the workers (SIGTERM: they hand their tasks back) and waits for them.
     func stopWorkers() {
         for n in 1...3 { bed.stop(on: "w\(n)") }
@@ -145,13 +155,8 @@ struct MultiHostTests {
     @Test func aWorkerCutOffMidSegmentLosesItsLease() throws {
         let cluster = try MultiHostCluster()
         defer { cluster.tearDown() }
-        try cluster.startCoordinator("c1")
-        try cluster.startWorkers(slots: 2)
-        let source = try Self.source()
-        let output = cluster.bed.directory.appendingPathComponent("out.mp4").path
-        let store = try cluster.database.openStore()
+        let (source, output, store, job) = try cluster.startJob(slots: 2)
         defer { store.close() }
-        let job = try cluster.submit(source, output)
         #expect(try cluster.waitUntil(timeout: 60) { try !store.leases(worker: "w1").isEmpty }, "w1 never got a segment")
         let held = try store.leases(worker: "w1").map(\.index)
         try cluster.bed.link("w1", up: false)
@@ -176,13 +181,8 @@ struct MultiHostTests {
     @Test func anotherCoordinatorFinishesTheJobOfADeadOne() throws {
         let cluster = try MultiHostCluster()
         defer { cluster.tearDown() }
-        try cluster.startCoordinator("c1")
-        try cluster.startWorkers()
-        let source = try Self.source()
-        let output = cluster.bed.directory.appendingPathComponent("out.mp4").path
-        let store = try cluster.database.openStore()
+        let (source, output, store, job) = try cluster.startJob()
         defer { store.close() }
-        let job = try cluster.submit(source, output)
         #expect(try cluster.waitUntil(timeout: 60) { try store.holds(job, coordinator: "c1") && store.job(job).state == .encoding })
         try cluster.startCoordinator("c2")
         #expect(try cluster.waitUntil(timeout: 90) { try store.job(job).segmentsDone >= 2 })
@@ -209,13 +209,8 @@ struct MultiHostTests {
     @Test func aCoordinatorCutOffLetsItsJobGoWhenItIsBack() throws {
         let cluster = try MultiHostCluster()
         defer { cluster.tearDown() }
-        try cluster.startCoordinator("c1")
-        try cluster.startWorkers()
-        let source = try Self.source()
-        let output = cluster.bed.directory.appendingPathComponent("out.mp4").path
-        let store = try cluster.database.openStore()
+        let (source, output, store, job) = try cluster.startJob()
         defer { store.close() }
-        let job = try cluster.submit(source, output)
         #expect(try cluster.waitUntil(timeout: 60) { try store.holds(job, coordinator: "c1") && store.job(job).segmentsDone >= 1 })
         try cluster.startCoordinator("c2")
         try cluster.bed.link("c1", up: false)
