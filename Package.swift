@@ -25,7 +25,9 @@ let package = Package(
             pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev", "libx264-dev"])]
         ),
-        .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        // zmq.h is in the default include path; no pkg-config: libzmq's private requirements (Kerberos)
+        // bring flags SwiftPM refuses with a warning.
+        .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The one compiled shim for what Swift cannot import from the C headers (macros, variadics).
         .target(name: "CTesseraShim", dependencies: ["CFFmpeg"]),
