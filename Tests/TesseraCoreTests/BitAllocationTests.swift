@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import TesseraCore
+
+struct BitAllocationTests {
+    static let options = "#options: 640x272 fps=25/1 timebase=1/25 bitdepth=8 bframes=3 b_pyramid=2 keyint=250 rc=abr mbtree=1 "
+        + "bitrate=400 ratetol=1.0 qcomp=0.60 qpmin=0 qpmax=69 qpstep=4 ip_ratio=1.40 aq=1:1.00"
+
+    /// A segment of `frames` frames at 25 fps: an IDR, then P b b b repeating, each frame's texture bits scaled by `texture`.
+    static func segment(frames: Int, texture: Double, mbtree: Bool = true) -> FirstPassStats {
+        let types: [Character] = (0..<frames).map { $0 == 0 ? "I" : $0 % 4 == 1 ? "P" : "b" }
+        return FirstPassStats(width: 640, height: 272, timeBase: Rational(1, 25), macroblockTree: mbtree,
+                              frames: types.map { t in
+                                  FirstPassStats.Frame(type: t, duration: 2, qp: 30, textureBits: (t == "I" ? 20_000 : t == "P" ? 4_000 : 800) * texture,
+                                                       motionBits: t == "I" ? 0 : 1_000, miscBits: 400, intraMacroblocks: t == "I" ? 680 : 20)
+                              })
+    }
+
+    @Test func parsesLibx264StatsInInputOrder() throws {
+        let text = Self.options + "\n"
+            + "in:0 out:0 type:I dur:2 cpbdur:2 q:34.48 aq:26.22 tex:14570 mv:5092 misc:5978 imb:680 pmb:0 smb:0 d:- ref:;\n"
+            + "in:2 out:1 type:P dur:2 cpbdur:2 q:34.57 aq:26.42 tex:1619 mv:1539 misc:538 imb:82 pmb:117 smb:481 d:- ref:0 ;\n"
+            + "in:1 out:2 type:b dur:2 cpbdur:2 q:34.57 aq:28.81 tex:370 mv:771 misc:259 imb:12 pmb:51 smb:617 d:- ref:0 ;\n"
+        let stats = try FirstPassStats(parsing: text)
+        #expect(stats.frames.map(\.type) == ["I", "b", "P"])
+        #expect(stats.frames[2].textureBits == 1619 && stats.frames[1].intraMacroblocks == 12)
+        #expect(stats.macroblockTree && stats.bframes == 3 && stats.macroblocks == 40 * 17)
+        #expect(abs(stats.seconds - 0.12) < 1e-9)
+    }
+
+    @Test func refusesDamagedStats() {
+        #expect(throws: TwoPassError.self) { try FirstPassStats(parsing: "in:0 out:0 type:I dur:2;\n") }
+        #expect(throws: TwoPassError.self) { try FirstPassStats(parsing: Self.options + "\nin:0 out:0 type:I dur:2 q:3;\n") }
+        #expect(throws: TwoPassError.self) {
+            try FirstPassStats(parsing: Self.options + "\nin:1 out:0 type:I dur:2 cpbdur:2 q:30 aq:30 tex:1 mv:1 misc:1 imb:1 pmb:0 smb:0 d:- ref:;\n")
+        }
+    }
+
+    /// The budgets fill the file's bits, a harder segment gets more of them, and each segment's own second pass,
+    /// given its bitrate, settles on the file's rate factor: even quality.
+    @Test(arguments: [true, false])
+    func budgetsFillTheTargetAndKeepOneRateFactor(mbtree: Bool) throws {
+        let segments = [Self.segment(frames: 100, texture: 1, mbtree: mbtree), Self.segment(frames: 100, texture: 6, mbtree: mbtree),
+                        Self.segment(frames: 50, texture: 2, mbtree: mbtree)]
+        let result = try BitAllocation.allocate(segments, bitrate: 400_000)
+        let target = BitAllocation.target(segments, bitrate: 400_000)
+        #expect(abs(result.budgets.reduce(0, +) / target - 1) < 1e-6)
+        #expect(result.budgets[1] > 2 * result.budgets[0])
+        let spent = zip(result.bitrates, segments).reduce(0.0) { $0 + Double($1.0) * $1.1.seconds }
+        #expect(abs(spent / target - 1) < 0.01)
+        for (k, segment) in segments.enumerated() {
+            let own = try BitAllocation.allocate([segment], bitrate: result.bitrates[k])
+            #expect(abs(log(own.rateFactor / result.rateFactor)) < 0.02, "segment \(k)")
+        }
+    }
+
+    /// Equal segments get equal shares, whatever the target.
+    @Test func equalSegmentsShareEqually() throws {
+        let result = try BitAllocation.allocate([Self.segment(frames: 60, texture: 1), Self.segment(frames: 60, texture: 1)], bitrate: 900_000)
+        #expect(abs(result.budgets[0] / result.budgets[1] - 1) < 1e-9)
+        #expect(result.bitrates == [900_000, 900_000])
+    }
+
+    @Test func refusesABitrateBelowTheHeaders() {
+        // 400 bits of headers a frame at 25 fps: 10 kb/s before any picture.
+        #expect(throws: TwoPassError.self) { try BitAllocation.allocate([Self.segment(frames: 50, texture: 1)], bitrate: 5_000) }
+    }
+}
