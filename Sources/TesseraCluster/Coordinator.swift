@@ -71,7 +71,14 @@ public final class Coordinator: Sendable {
         }
         // An unreachable store is waited for, here and on every connection after: a coordinator outlives
         // a PostgreSQL outage of any length.
-        let store = try JobStore.connect(url: options.databaseURL, migrate: true, patience: storePatience)
+        let store: JobStore
+        do {
+            store = try JobStore.connect(url: options.databaseURL, migrate: true, patience: storePatience)
+        } catch {
+            // Stopped while waiting for the store: nothing to wind down.
+            if stopping.isCancelled { return }
+            throw error
+        }
         defer { store.close() }
         // Commits that do not wait for the WAL flush: see docs/architecture.md, "The loop's commits".
         try Self.prepareLoopSession(store)
