@@ -90,7 +90,7 @@ public final class JobStore {
     public func job(_ idOrPrefix: String) throws(StoreError) -> JobRecord {
         try Self.validateID(idOrPrefix)
         let key = idOrPrefix.lowercased()
-        let rows = try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY created_at LIMIT 2", [key])
+        let rows = try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY jobs.created_at LIMIT 2", [key])
         guard let row = rows.first else { throw StoreError("no job \(idOrPrefix)") }
         guard rows.count == 1 || rows[0].string("id") == key else { throw StoreError("job id prefix \(idOrPrefix) is ambiguous") }
         return try JobRecord(row)
@@ -103,9 +103,11 @@ public final class JobStore {
         }
     }
 
+    /// Jobs (in `state`, when given), newest first. (`jobs.created_at`: a bare `created_at` would sort by
+    /// the formatted column of that name, to the millisecond.)
     public func jobs(state: JobState? = nil, limit: Int = 1000) throws(StoreError) -> [JobRecord] {
         let rows = try run("listing jobs", """
-            SELECT \(JobRecord.columns) FROM jobs WHERE $1::text IS NULL OR state = $1 ORDER BY created_at DESC LIMIT $2
+            SELECT \(JobRecord.columns) FROM jobs WHERE $1::text IS NULL OR state = $1 ORDER BY jobs.created_at DESC LIMIT $2
             """, [state?.rawValue, String(limit)])
         var out: [JobRecord] = []
         for row in rows.all { out.append(try JobRecord(row)) }
@@ -115,7 +117,7 @@ public final class JobStore {
     /// The jobs that have not ended, newest first.
     public func openJobs(limit: Int = 1000) throws(StoreError) -> [JobRecord] {
         let rows = try run("listing jobs", """
-            SELECT \(JobRecord.columns) FROM jobs WHERE state NOT IN ('done', 'failed', 'canceled') ORDER BY created_at DESC LIMIT $1
+            SELECT \(JobRecord.columns) FROM jobs WHERE state NOT IN ('done', 'failed', 'canceled') ORDER BY jobs.created_at DESC LIMIT $1
             """, [String(limit)])
         var out: [JobRecord] = []
         for row in rows.all { out.append(try JobRecord(row)) }
