@@ -23,7 +23,18 @@ extension Coordinator {
             let probe = try options.knownProbe.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
             // A new plan follows the load: few long segments while queued work keeps every encoder busy.
-            if planNew { jobOptions.load = try store.load(coordinator: options.coordinatorID, priority: job.priority) }
+            if planNew {
+                var load = try store.load(coordinator: options.coordinatorID, priority: job.priority)
+                // A cluster's coordinator plans for the workers it has (one encoder each at least), not
+                // for `planningWorkers`; `tessera transcode`'s plans for the workers it starts.
+                let connected = CoordinatorMetrics.connectedWorkers
+                if options.onlyJob == nil, connected > 0 {
+                    load.freeEncoders = max(0, connected - load.encoders)
+                    load.encoders = max(load.encoders, connected)
+                    jobOptions.workers = load.encoders
+                }
+                jobOptions.load = load
+            }
             var plan = try JobPlanner.plan(probe, options: jobOptions, jobID: id)
             analysis = plan.probe.sceneAnalysisSeconds
             // The input as first planned; the same file every time the job is prepared again (a restart,

@@ -52,6 +52,9 @@ enum CoordinatorMetrics {
         workersConnected.record(count)
     }
 
+    /// The workers connected at the loop's last turn (0 before it ran): the encoders a new plan may count on.
+    static var connectedWorkers: Int { max(workersLast.current, 0) }
+
     /// Every series starts at 0, so dashboards and `rate()` see it before its first event.
     static func register() {
         _ = (segmentsCompleted, leasesExpired, payloadSent, payloadReceived, refusedCounters)
