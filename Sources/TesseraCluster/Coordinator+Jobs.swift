@@ -152,9 +152,10 @@ extension Coordinator {
 
 extension Coordinator {
     /// About what the output of these segments needs on disk: the video, and a margin for the audio and
-    /// the MP4's index.
+    /// the MP4's index (a tenth, and half a megabyte).
     static func outputEstimate(_ segments: some Collection<SegmentRecord>) -> Int64 {
-        segments.reduce(Int64(4 << 20)) { $0 + ($1.sizeBytes ?? 0) }
+        let video = segments.reduce(Int64(0)) { $0 + ($1.sizeBytes ?? 0) }
+        return video + video / 10 + (512 << 10)
     }
 }
 

@@ -66,6 +66,40 @@ import TesseraStore
         #expect(check.outputFrames == check.sourceFrames)
     }
 
+    /// An output directory with no room: the stitch fails, the job waits with the reason in `status
+    /// --json` (nothing at the output path), and is stitched once space is freed.
+    @Test(.enabled(if: getuid() == 0, "mounting a small filesystem needs root: skipped"))
+    func aFullOutputDiskStallsTheJobUntilSpaceReturns() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let outputs = cluster.directory.appendingPathComponent("small-outputs")
+        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: true)
+        let mounted = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", outputs.path])
+        try #require(mounted.status == 0, "mount: \(mounted.stderr)")
+        defer { _ = try? Tool.run("umount", ["-l", outputs.path]) }
+        let filler = outputs.appendingPathComponent("filler").path
+        _ = try Tool.run("dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        try cluster.startCoordinator()
+        try cluster.startWorker("w")
+        let source = try Self.source()
+        let output = outputs.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output)
+        var reason: String?
+        cluster.waitUntil(timeout: 90) {
+            reason = (try? Self.statusJSON(cluster, job))?["stalled"] as? String
+            return reason != nil
+        }
+        print("fault: output disk full: \(reason ?? "none")")
+        let said = try #require(reason, "status never said why the job waits")
+        #expect(said.hasPrefix("output \(output): no space left on the device"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        try FileManager.default.removeItem(atPath: filler)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        let check = try FrameCheck.compare(source: source, output: output, width: 640, height: 360)
+        #expect(check.outputFrames == check.sourceFrames)
+    }
+
     /// The input renamed over by another file mid-job: the job fails with a one-line reason naming the
     /// file, and nothing is left at the output path.
     @Test func anInputReplacedMidJobFailsTheJob() throws {
