@@ -48,15 +48,13 @@ def rate(text):
 
 
 def video_bitrate(path):
-    """Bits of the video packets over the video's duration (frames x frame duration)."""
-    out = real_footage.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
-                            "packet=size,duration_time", "-of", "csv=p=0", path], capture_output=True, text=True).stdout
-    size = duration = 0.0
-    for line in out.split():
-        s, d = line.split(",")[:2]
-        size += int(s)
-        duration += float(d)
-    return 8 * size / duration
+    """Bits of the video packets over the video's duration (frames over the frame rate: the clips are constant rate)."""
+    out = real_footage.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size:stream=r_frame_rate",
+                            "-of", "json", path], capture_output=True, text=True).stdout
+    info = json.loads(out)
+    num, den = (int(x) for x in info["streams"][0]["r_frame_rate"].split("/"))
+    packets = info["packets"]
+    return 8 * sum(int(p["size"]) for p in packets) / (len(packets) * den / num)
 
 
 def per_frame_mse(output, source, work):

@@ -15,6 +15,8 @@ public struct VideoEncoderConfig: Sendable {
     public var threads: Int32 = 1
     public var closedGOP = true
     public var globalHeader = true
+    /// Rate-control pass: 0 one pass, 1 writes libx264's stats, 2 reads them (the `stats` option names the file).
+    public var pass = 0
     /// Private options of the codec (libx264: preset, crf, profile, x264-params).
     public var options: [(String, String)] = []
 
@@ -78,6 +80,9 @@ public final class Encoder: CodecContext {
         // OR the flags in: assigning GLOBAL_HEADER alone would clear the closed-GOP flag.
         if config.globalHeader { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         if config.closedGOP { ctx.pointee.flags |= Int32(bitPattern: UInt32(AV_CODEC_FLAG_CLOSED_GOP)) }
+        // The first pass also gets libx264's fast first-pass settings (the wrapper's `fastfirstpass`, on by default).
+        if config.pass == 1 { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_PASS1) }
+        if config.pass == 2 { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_PASS2) }
         try open(codec, options: config.options)
     }
 

@@ -43,6 +43,8 @@ extension Coordinator {
             let pinned = try InputIdentity(json: store.pinInput(id, identity: identity.json))
             try pinned.check(identity, path: job.input)
             plan.inputIdentity = pinned
+            // A two-pass job whose bits are allocated is in its second pass.
+            if plan.settings.twoPass { plan.secondPass = try store.secondPass(id) }
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
             let headers = try SegmentEncoder.headers(plan.output, plan.settings)
             var done: Set<Int> = []

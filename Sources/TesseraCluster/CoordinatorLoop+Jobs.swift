@@ -24,6 +24,11 @@ extension CoordinatorLoop {
             } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, machine.mayStitch(id),
                       faults[id] == nil,
                       let plan = loaded[id]?.plan {
+                // A two-pass job's first pass done: its bits are allocated, then its second pass runs.
+                if plan.settings.twoPass, plan.secondPass == nil {
+                    background(id) { store in try coordinator.allocate(id, plan, store) }
+                    continue
+                }
                 guard (try? store.setState(id, to: .stitching)) != nil else { continue }
                 background(id) { store in try coordinator.stitch(id, plan, store) }
             }

@@ -249,7 +249,8 @@ final class ResultSpooler: @unchecked Sendable {
             reference = try store.referenceExtradata(ref.jobID, proposing: hex)
             referenceHeaders[ref.jobID] = reference
         }
-        guard reference == hex else {
+        // A first pass's encoder has other headers (libx264's fast first pass); its result carries statistics only.
+        guard reference == hex || encoded.firstPass != nil else {
             try store.release(ref.jobID, ref.index, worker: worker, error: "SPS/PPS from worker \(worker) differ from the job's (another libx264 build?)")
             logger.warning("refused a result with other headers", metadata: ["worker.id": "\(worker)", "job.id": "\(ref.jobID)"])
             outcomes.append(.incompatible(worker: worker))

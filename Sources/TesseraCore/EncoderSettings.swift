@@ -23,10 +23,13 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var bframes: Int
     /// libx264 threads per encoder.
     public var threads: Int
+    /// Rate-control passes with `bitrate`: nil or 1, one-pass ABR per segment; 2, a first pass per segment,
+    /// the bits allocated over the whole file, and a second pass per segment (see docs/architecture.md).
+    public var passes: Int?
 
     public init(preset: String = "medium", crf: Double? = 23, bitrate: Int? = nil, maxrate: Int? = nil,
                 bufsize: Int? = nil, profile: String = "high", level: String? = nil, keyint: Int = 250,
-                bframes: Int = 3, threads: Int = 1, keyintSeconds: Double? = nil) {
+                bframes: Int = 3, threads: Int = 1, keyintSeconds: Double? = nil, passes: Int? = nil) {
         self.preset = preset
         self.crf = crf
         self.bitrate = bitrate
@@ -38,6 +41,7 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         self.keyintSeconds = keyintSeconds
         self.bframes = bframes
         self.threads = threads
+        self.passes = passes
     }
 
     /// Checks the values a user can get wrong; the message names the option.
@@ -58,10 +62,18 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         if let keyintSeconds, !(keyintSeconds > 0) { throw SettingsError("--keyint-seconds must be positive") }
         guard (0...16).contains(bframes) else { throw SettingsError("--bframes must be between 0 and 16") }
         guard threads >= 1 else { throw SettingsError("--threads must be at least 1") }
+        if let passes, !(1...2).contains(passes) { throw SettingsError("--passes must be 1 or 2") }
+        if passes == 2, bitrate == nil { throw SettingsError("--passes 2 needs --bitrate") }
+        if passes == 2, let maxrate, let bitrate, maxrate <= bitrate {
+            throw SettingsError("--passes 2 does not apply to CBR (--maxrate equal to --bitrate)")
+        }
         if let level, H264Level.named(level) == nil {
             throw SettingsError("unknown --level '\(level)' (use one of \(H264Level.table.map(\.name).joined(separator: ", ")))")
         }
     }
+
+    /// Whether segments are encoded in two passes with the bits allocated over the whole file.
+    public var twoPass: Bool { bitrate != nil && passes == 2 }
 
     /// Whether the profile stores 10 bits a sample.
     public var tenBit: Bool { profile == "high10" }

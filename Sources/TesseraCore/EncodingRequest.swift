@@ -14,6 +14,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var keyintSeconds: Double?
     public var bframes: Int?
     public var threads: Int?
+    /// Rate-control passes with --bitrate: 1 (one-pass ABR per segment) or 2 (allocated over the file).
+    public var passes: Int?
     public var size: String?
     public var maxSize: String?
     public var scaler: String?
@@ -35,7 +37,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case recipe, crf, bitrate, maxrate, bufsize, preset, profile, level, keyint
         case keyintSeconds = "keyint-seconds"
-        case bframes, threads, size
+        case bframes, threads, passes, size
         case maxSize = "max-size"
         case scaler, fps, rotate, mirror, color, audio
         case audioBitrate = "audio-bitrate"
@@ -86,6 +88,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         keyintSeconds = try number(.keyintSeconds)
         bframes = try integer(.bframes)
         threads = try integer(.threads)
+        passes = try integer(.passes)
         size = try text(.size)
         maxSize = try text(.maxSize)
         scaler = try text(.scaler)
@@ -132,6 +135,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         merged.keyintSeconds = keyintSeconds ?? base.keyintSeconds
         merged.bframes = bframes ?? base.bframes
         merged.threads = threads ?? base.threads
+        merged.passes = passes ?? base.passes
         merged.size = size ?? base.size
         merged.maxSize = maxSize ?? base.maxSize
         merged.scaler = scaler ?? base.scaler
@@ -159,7 +163,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
             bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? defaults.settings.profile, level: level,
             keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
-            threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds)
+            threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds, passes: passes)
         try settings.validate()
 
         guard let mode = AudioSettings.Mode(rawValue: audio ?? "auto") else {

@@ -310,3 +310,32 @@ struct SegmentModel {
         return total
     }
 }
+
+/// What a task tells its worker about the passes of a two-pass job: the pass, and for the second pass the
+/// segment's bitrate and its own first-pass statistics.
+public struct PassInput: Codable, Hashable, Sendable {
+    public var pass: Int
+    /// Bits per second for this segment's second pass (its budget over its duration).
+    public var bitrate: Int?
+    /// libx264's stats text and MB-tree file from this segment's first pass.
+    public var stats: String?
+    @HexBytes public var macroblockTree: [UInt8]
+
+    public init(pass: Int, bitrate: Int? = nil, stats: String? = nil, macroblockTree: [UInt8] = []) {
+        self.pass = pass
+        self.bitrate = bitrate
+        self.stats = stats
+        self.macroblockTree = macroblockTree
+    }
+}
+
+/// A first pass's result: libx264's stats text and MB-tree file for the segment.
+public struct FirstPassOutput: Codable, Hashable, Sendable {
+    public var stats: String
+    @HexBytes public var macroblockTree: [UInt8]
+
+    public init(stats: String, macroblockTree: [UInt8]) {
+        self.stats = stats
+        self.macroblockTree = macroblockTree
+    }
+}

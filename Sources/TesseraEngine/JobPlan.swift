@@ -20,6 +20,8 @@ public struct JobPlan: Sendable {
     public var audio: AudioPlan
     /// The input as the job pinned it: every reopen checks it (nil: not pinned, a local transcode).
     public var inputIdentity: InputIdentity?
+    /// A two-pass job's second pass, by segment, once its bits are allocated; nil: its first pass runs.
+    public var secondPass: [Int: PassInput]?
 
     public var inputPath: String { probe.path }
 
@@ -45,7 +47,8 @@ public struct JobPlan: Sendable {
     /// The frames after segment `segment` its worker shows the encoder past the end. None when the
     /// frame rate is resampled: there the encoder is fed ticks, not source frames.
     public func runOut(after segment: PlannedSegment) -> RunOut? {
-        guard output.resamplesFrameRate != true else { return nil }
+        // libx264's second pass takes exactly the first pass's frames: no run-out in two passes.
+        guard output.resamplesFrameRate != true, !settings.twoPass else { return nil }
         return RunOut.after(segment, packets: probe.packets, frames: settings.lookaheadFrames)
     }
 
@@ -59,7 +62,14 @@ public struct JobPlan: Sendable {
     /// Segment `segment`'s payload from its packets (run-out included).
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
-                    output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), packets: packets)
+                    output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), pass: pass(of: segment),
+                    packets: packets)
+    }
+
+    /// What segment `segment`'s task says of the passes: nil in one pass.
+    public func pass(of segment: PlannedSegment) -> PassInput? {
+        guard settings.twoPass else { return nil }
+        return secondPass.map { $0[segment.index] ?? PassInput(pass: 2) } ?? PassInput(pass: 1)
     }
 
     /// Opens the input again to read its packets.

@@ -7,13 +7,15 @@ import TesseraCore
 /// range's end without keeping them. Runs on the calling thread; blocking.
 public enum SegmentEncoder {
     /// libx264 configuration from the frozen settings. Identical for every segment of a job.
-    public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings) -> VideoEncoderConfig {
+    /// `pass` and `statsPath`: a two-pass job's pass, and where libx264 writes or reads its statistics.
+    public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings,
+                                     pass: PassInput? = nil, statsPath: String? = nil) -> VideoEncoderConfig {
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         config.threads = Int32(settings.threads)
         if let level = settings.level, let idc = H264Level.named(level)?.idc { config.level = Int32(idc) }
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile)]
-        if let bitrate = settings.bitrate {
+        if let bitrate = pass?.bitrate ?? settings.bitrate {
             config.bitRate = Int64(bitrate)
         } else if let crf = settings.crf {
             options.append(("crf", String(crf)))
@@ -31,7 +33,14 @@ public enum SegmentEncoder {
         // Starting half full keeps a cap a cap (250k); true CBR keeps x264's default, which lands nearer
         // its target (+7% against -21% half full).
         if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0) { params += ":vbv-init=0.5" }
+        // A segment's second pass is seconds long, where x264's default tolerance (a second of bits) would leave
+        // its prediction errors uncorrected: it compensates over a fifth of that.
+        if pass?.pass == 2, statsPath != nil { params += ":ratetol=0.2" }
         options.append(("x264-params", params))
+        if let pass, let statsPath {
+            config.pass = pass.pass
+            options.append(("stats", statsPath))
+        }
         config.options = options
         return config
     }
@@ -47,8 +56,37 @@ public enum SegmentEncoder {
     }
 
     /// Encodes the segment; `progress` is told the source frames given to the encoder so far, as they go.
+    /// A two-pass job's first pass returns libx264's statistics instead of packets.
     public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false },
                               progress: (Int) -> Void = { _ in }) throws(TesseraError) -> EncodedSegment {
+        guard let pass = task.header.pass else { return try encodeOnce(task, cancelled: cancelled, progress: progress) }
+        let index = task.header.segment.index
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-pass-\(UUID().uuidString)").path
+        let stats = folder + "/stats"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if pass.pass == 2 {
+                try Data((pass.stats ?? "").utf8).write(to: URL(fileURLWithPath: stats))
+                if !pass.macroblockTree.isEmpty { try Data(pass.macroblockTree).write(to: URL(fileURLWithPath: stats + ".mbtree")) }
+            }
+        } catch {
+            throw TesseraError(.segment, segment: index, "cannot write first-pass statistics (\(error))")
+        }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The encoder is closed when encodeOnce returns: libx264 writes its statistics files then.
+        var encoded = try encodeOnce(task, pass: pass, statsPath: stats, cancelled: cancelled, progress: progress)
+        guard pass.pass == 1 else { return encoded }
+        guard let text = FileManager.default.contents(atPath: stats) else {
+            throw TesseraError(.segment, segment: index, "libx264 wrote no first-pass statistics")
+        }
+        let tree = FileManager.default.contents(atPath: stats + ".mbtree").map { [UInt8]($0) } ?? []
+        encoded.header.firstPass = FirstPassOutput(stats: String(decoding: text, as: UTF8.self), macroblockTree: tree)
+        encoded.packets = []
+        return encoded
+    }
+
+    static func encodeOnce(_ task: SegmentTask, pass: PassInput? = nil, statsPath: String? = nil, cancelled: @Sendable () -> Bool,
+                           progress: (Int) -> Void) throws(TesseraError) -> EncodedSegment {
         let header = task.header
         let segment = header.segment
         let started = Date()
@@ -56,12 +94,13 @@ public enum SegmentEncoder {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
             _ = FFmpeg.deterministicAllocations   // before libx264 allocates anything
-            let encoder = try Encoder(video: encoderConfig(output, header.settings))
+            let encoder = try Encoder(video: encoderConfig(output, header.settings, pass: pass, statsPath: statsPath))
             let picture = try PicturePipeline(output)
             let ticks = output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: header.timeBase)
             let resamples = output.resamplesFrameRate == true
             // Frames past the end shown to the encoder only (not when resampling: there it sees ticks).
-            let runOut = resamples ? nil : header.runOut
+            // Nor in two passes: libx264's second pass takes exactly the first pass's frames.
+            let runOut = resamples || pass != nil ? nil : header.runOut
             let leadIn = header.leadIn ?? 0
             let frame = Frame()
             let encoded = Packet()

@@ -31,6 +31,8 @@ struct EncodeOptions: ParsableArguments {
 
     @Option(help: "Constant quality, 0-51 (default 23).") var crf: Double?
     @Option(help: "Target average bitrate, e.g. 2500k or 4M (CBR: give --maxrate the same).") var bitrate: String?
+    @Option(help: "With --bitrate: 1, one pass per segment; 2, a first pass, the bits allocated over the whole file, a second pass.")
+    var passes: Int?
     @Option(help: "VBV maximum rate (with --bufsize), e.g. 3M; with --crf it caps the quality mode.") var maxrate: String?
     @Option(help: "VBV buffer size, e.g. 6M.") var bufsize: String?
     @Option(help: "x264 speed preset: ultrafast ... veryslow (default medium).") var preset: String?
@@ -72,6 +74,7 @@ struct EncodeOptions: ParsableArguments {
         r.keyintSeconds = keyintSeconds
         r.bframes = bframes
         r.threads = threads
+        r.passes = passes
         r.size = size
         r.maxSize = maxSize
         r.scaler = scaler

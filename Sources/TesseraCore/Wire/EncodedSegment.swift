@@ -12,15 +12,17 @@ public struct EncodedSegment: BlobPayload {
         /// Frames the decoder produced, kept or dropped (pre-roll and leading pictures included).
         public var decodedFrames: Int
         public var encodeSeconds: Double
+        /// A first pass's statistics, in place of packets (a two-pass job's first pass).
+        public var firstPass: FirstPassOutput?
     }
 
     public var header: Header
     public var packets: [MediaPacket]
 
     public init(jobID: String, index: Int, timeBase: Rational, extradata: [UInt8], frameCount: Int,
-                decodedFrames: Int, encodeSeconds: Double, packets: [MediaPacket]) {
+                decodedFrames: Int, encodeSeconds: Double, firstPass: FirstPassOutput? = nil, packets: [MediaPacket]) {
         header = Header(jobID: jobID, index: index, timeBase: timeBase, extradata: extradata,
-                        frameCount: frameCount, decodedFrames: decodedFrames, encodeSeconds: encodeSeconds)
+                        frameCount: frameCount, decodedFrames: decodedFrames, encodeSeconds: encodeSeconds, firstPass: firstPass)
         self.packets = packets
     }
 
@@ -32,7 +34,7 @@ public struct EncodedSegment: BlobPayload {
 
     static func validate(_ header: Header, packets: Int) throws(PayloadError) {
         guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
-        guard packets == header.frameCount else { throw .badHeader("\(packets) packets for \(header.frameCount) frames") }
+        guard packets == (header.firstPass == nil ? header.frameCount : 0) else { throw .badHeader("\(packets) packets for \(header.frameCount) frames") }
     }
 
     /// A serialized result's header and checksum, after every check `init(serialized:)` makes, without

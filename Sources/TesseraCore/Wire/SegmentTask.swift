@@ -15,6 +15,8 @@ public struct SegmentTask: BlobPayload {
         /// Flat frames shown to the encoder before the segment's first frame, which is then forced to an
         /// IDR, and dropped (see `EncoderSettings.leadInFrames`); nil or 0: none.
         public var leadIn: Int?
+        /// The pass of a two-pass job (`EncoderSettings.twoPass`); nil: a one-pass encode.
+        public var pass: PassInput?
     }
 
     public var header: Header
@@ -22,9 +24,9 @@ public struct SegmentTask: BlobPayload {
 
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
                 output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
-                packets: [MediaPacket]) {
+                pass: PassInput? = nil, packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
-                        runOut: runOut, leadIn: leadIn)
+                        runOut: runOut, leadIn: leadIn, pass: pass)
         self.packets = packets
     }
 
@@ -36,6 +38,9 @@ public struct SegmentTask: BlobPayload {
         }
         if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
             throw .badHeader("run-out fields out of range")
+        }
+        if let pass = header.pass, !(1...2).contains(pass.pass) || (pass.pass == 2 && (pass.stats == nil || (pass.bitrate ?? 0) <= 0)) {
+            throw .badHeader("pass fields out of range")
         }
         if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
             throw .badHeader("lead-in out of range")

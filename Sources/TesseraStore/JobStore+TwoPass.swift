@@ -1,0 +1,43 @@
+import TesseraCore
+
+extension JobStore {
+    /// Starts a two-pass job's second pass: records each segment's input and sends every done segment back to
+    /// pending, in one transaction. False (nothing recorded) when the job is not encoding under `coordinator`,
+    /// or its second pass was already recorded.
+    public func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: PassInput]) throws(StoreError) -> Bool {
+        try transaction("recording the second pass") {
+            let job = try db.query("SELECT state, coordinator FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first
+            guard job?.string("state") == JobState.encoding.rawValue, job?.string("coordinator") == coordinator else { return false }
+            let keys = passes.keys.sorted()
+            let inserted = try db.query("""
+                INSERT INTO segment_passes (job_id, index, bitrate, stats, macroblock_tree)
+                SELECT $1::uuid, u.* FROM unnest($2::int[], $3::int[], $4::text[], $5::text[]) AS u
+                ON CONFLICT (job_id, index) DO NOTHING
+                """, [jobID, Self.array(keys.map { String($0) }), Self.array(keys.map { String(passes[$0]?.bitrate ?? 0) }),
+                      Self.array(keys.map { passes[$0]?.stats ?? "" }), Self.array(keys.map { passes[$0]?.macroblockTree.hexString ?? "" })])
+            guard inserted.affected == keys.count else { throw StoreError("job \(jobID): second pass already recorded") }
+            try db.query("""
+                UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL,
+                    last_error = NULL, attempts = 0
+                WHERE job_id = $1::uuid AND state = 'done'
+                """, [jobID])
+            return true
+        }
+    }
+
+    /// A two-pass job's second-pass inputs by segment; nil while its first pass runs.
+    public func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]? {
+        let rows = try run("reading the second pass", """
+            SELECT index, bitrate, stats, macroblock_tree FROM segment_passes WHERE job_id = $1::uuid
+            """, [jobID]).all
+        guard !rows.isEmpty else { return nil }
+        var passes: [Int: PassInput] = [:]
+        for row in rows {
+            guard let index = row.int("index"), let bitrate = row.int("bitrate"), let tree = [UInt8](hex: row.string("macroblock_tree")) else {
+                throw StoreError("job \(jobID): a damaged second-pass row")
+            }
+            passes[index] = PassInput(pass: 2, bitrate: bitrate, stats: row.string("stats"), macroblockTree: tree)
+        }
+        return passes
+    }
+}
