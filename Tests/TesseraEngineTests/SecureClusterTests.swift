@@ -174,7 +174,9 @@ import ZMQKit
         let record = try cluster.wait(job)
         #expect(record.state == .done, "\(record.error ?? "")")
         let check = try FrameCheck.compare(source: source, output: output, width: 640, height: 360)
-        #expect(check.outputFrames == check.sourceFrames && check.minimumPSNR > FrameExactnessTests.psnrFloor)
+        // Heavy noise at CRF 23 scores 33-35 dB where segments start, by where the plan cuts (it follows the
+        // workers connected); a dropped, repeated or shifted frame of noise scores about 11 dB.
+        #expect(check.outputFrames == check.sourceFrames && check.minimumPSNR > 30, "minimum PSNR \(check.minimumPSNR) dB")
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let lateLeases = try store.events(job).filter { $0.worker == "a" && (formatter.date(from: $0.at) ?? .distantPast) > revoked.addingTimeInterval(5) }
