@@ -25,13 +25,13 @@ extension Coordinator {
             // A new plan follows the load: few long segments while queued work keeps every encoder busy.
             if planNew {
                 var load = try store.load(coordinator: options.coordinatorID, priority: job.priority)
-                // A cluster's coordinator plans for the workers it has (one encoder each at least), not
-                // for `planningWorkers`; `tessera transcode`'s plans for the workers it starts.
+                // A cluster's coordinator cuts automatically for the workers it has (one encoder each at
+                // least), not for `planningWorkers`; `tessera transcode`'s plans for the workers it starts.
                 let connected = CoordinatorMetrics.connectedWorkers
                 if options.onlyJob == nil, connected > 0 {
                     load.freeEncoders = max(0, connected - load.encoders)
                     load.encoders = max(load.encoders, connected)
-                    jobOptions.workers = load.encoders
+                    if job.spec.segmentSeconds == nil { jobOptions.workers = load.encoders }
                 }
                 jobOptions.load = load
             }
