@@ -15,7 +15,7 @@ final class WorkerSession {
     let pool: SlotPool
     let logger: Logger
     let outbox = WorkerOutbox()
-    /// Tasks being encoded: each one's lease token and cancellation flag. Each holds one of the pool's slots.
+    /// Tasks being encoded or whose answer is not yet sent: each one's lease token and cancellation flag.
     private(set) var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag)] = [:]
     var heardFromCoordinator = false
     /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
@@ -30,9 +30,9 @@ final class WorkerSession {
         self.logger = logger
     }
 
-    /// The task answered: its slot is free for any coordinator's next task.
+    /// The task's answer went out.
     func answered(_ ref: ClusterMessage.SegmentRef) {
-        if inFlight.removeValue(forKey: ref) != nil { pool.give() }
+        inFlight[ref] = nil
     }
 
     var ready: ClusterMessage {
@@ -139,9 +139,10 @@ final class WorkerSession {
             }
             switch message {
             case .task(let header, _):
-                // Beyond its slots (over every coordinator it serves) a worker takes nothing: the coordinator
-                // gets the lease back at once.
-                guard inFlight[header.segment] != nil || pool.take() else {
+                // Beyond its slots (encodes running, for every coordinator it serves) a worker takes nothing:
+                // the coordinator gets the lease back at once. The same segment again replaces its encode.
+                let replacing = inFlight[header.segment] != nil
+                guard pool.take() || replacing else {
                     guard try deliver(.busy(.init(segment: header.segment, token: header.token)), socket) else { return .coordinatorSilent }
                     logger.warning("refused a task beyond this worker's slots", metadata: ["job.id": "\(header.segment.jobID)",
                                                                                           "segment.index": "\(header.segment.index)"])
@@ -173,7 +174,7 @@ final class WorkerSession {
         inFlight[ref]?.flag.cancel()
         let flag = CancellationFlag()
         inFlight[ref] = (header.token, flag)
-        let outbox = self.outbox
+        let outbox = self.outbox, pool = self.pool
         let logger = self.logger
         let threads = options.threads
         let benchBytesPerFrame = options.benchBytesPerFrame
@@ -203,6 +204,10 @@ final class WorkerSession {
                 message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)"))
             }
             WorkerMetrics.encodeEnded(message)
+            // A slot is an encode: it is free once the answer is ready, even while the answer waits for its
+            // coordinator (one that is gone must not hold the slots other coordinators' tasks need). Freed
+            // before the answer goes, so a task sent in reply to it finds the slot free.
+            pool.give()
             outbox.post(message)
         }
     }
