@@ -34,8 +34,9 @@ public final class Coordinator: Sendable {
     let backgroundThreads = DispatchGroup()
     /// SIGHUP asked for the authorized keys to be read again.
     let keysReloadAsked = Locked(false)
-    /// Set when `run` is told to stop: store connections waiting out an outage give up then.
-    let stopping = CancellationFlag()
+    /// The stop flag of the run under way: store connections waiting out an outage give up once it is set
+    /// (or once the run ended).
+    let running = Locked<CancellationFlag?>(nil)
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
@@ -58,17 +59,11 @@ public final class Coordinator: Sendable {
     }
 
     /// Runs until `stop` is cancelled, then waits for planning and stitching threads (no half-written
-    /// output). Throws when the store stays unreachable.
+    /// output). An unreachable store is waited for; throws on what cannot be waited out (a bad URL, the bind).
     public func run(stop: CancellationFlag) throws {
         ProcessAllocator.keepFreedMemory()
-        let watcher = startThread(name: "tessera-stop") { [stopping] in
-            while !stop.isCancelled && !stopping.isCancelled { Thread.sleep(forTimeInterval: 0.05) }
-            stopping.cancel()
-        }
-        defer {
-            stopping.cancel()
-            watcher.wait()
-        }
+        running.withValue { $0 = stop }
+        defer { running.withValue { $0 = nil } }
         // An unreachable store is waited for, here and on every connection after: a coordinator outlives
         // a PostgreSQL outage of any length.
         let store: JobStore
@@ -76,7 +71,7 @@ public final class Coordinator: Sendable {
             store = try JobStore.connect(url: options.databaseURL, migrate: true, patience: storePatience)
         } catch {
             // Stopped while waiting for the store: nothing to wind down.
-            if stopping.isCancelled { return }
+            if stop.isCancelled { return }
             throw error
         }
         defer { store.close() }
@@ -194,7 +189,7 @@ public final class Coordinator: Sendable {
     /// saying so every 10 s.
     var storePatience: StorePatience {
         let logger = self.logger
-        return StorePatience(keepGoing: { [stopping] in !stopping.isCancelled }, report: { seconds, error in
+        return StorePatience(keepGoing: { [running] in running.current.map { !$0.isCancelled } ?? false }, report: { seconds, error in
             logger.warning("the job store is unreachable; retrying", metadata: ["store.outage": "\(Int(seconds)) s", "error": "\(error)"])
         })
     }
