@@ -32,21 +32,11 @@ extension CoordinatorLoop {
         for job in try store.jobsHeldElsewhere(machine.jobs.keys.sorted(), coordinator: options.coordinatorID) { lost(job) }
     }
 
-    func lost(_ job: String) {
-        logger.warning("another coordinator took the job over; letting it go", metadata: ["job.id": "\(job)"])
-        letGo(job)
-    }
-
     /// Forgets a job another coordinator holds now: its workers stop their tasks of it (their leases are
     /// the other's), its late results are dropped, and its spool stays for the other to read.
-    func letGo(_ job: String) {
-        for worker in machine.jobLost(job) {
-            try? socket.send([Array(worker.utf8)] + ClusterMessage.cancel(jobID: job).frames())
-        }
-        loaded[job] = nil
-        faults[job] = nil
-        meter.dropped(job)
-        spooler.end(job)
+    func lost(_ job: String) {
+        logger.warning("another coordinator took the job over; letting it go", metadata: ["job.id": "\(job)"])
+        drop(job, keepingSpool: true)
     }
 
     /// Records, about once a second, the frames encoded in tasks still in flight and the rate, for the jobs

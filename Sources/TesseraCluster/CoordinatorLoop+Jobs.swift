@@ -74,8 +74,9 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Forgets a job that ended: its encodes stop, its late results are dropped, its spool goes.
-    func drop(_ job: String) {
+    /// Forgets a job that ended: its encodes stop, its late results are dropped, its spool goes. With
+    /// `keepingSpool` (another coordinator took the job over), the spool stays for that one to read.
+    func drop(_ job: String, keepingSpool: Bool = false) {
         for worker in machine.jobDropped(job) {
             try? socket.send([Array(worker.utf8)] + ClusterMessage.cancel(jobID: job).frames())
         }
@@ -84,7 +85,7 @@ extension CoordinatorLoop {
         meter.dropped(job)
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
-        ResultSpool.remove(job, in: options.spool)
+        if !keepingSpool { ResultSpool.remove(job, in: options.spool) }
     }
 
     /// Leases work for the free slots and sends it.

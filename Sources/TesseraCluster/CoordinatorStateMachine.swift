@@ -325,12 +325,6 @@ struct CoordinatorStateMachine {
         jobs[job] = nil
     }
 
-    /// Another coordinator took the job over while this one was away: forgotten; returns the workers to
-    /// tell to cancel their tasks of it (their leases are the other coordinator's to give now).
-    mutating func jobLost(_ job: String) -> [String] {
-        jobDropped(job)
-    }
-
     /// Jobs were adopted from a silent coordinator: a sweep loads them.
     mutating func adopted() {
         sweepAsked = true

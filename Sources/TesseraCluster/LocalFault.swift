@@ -5,9 +5,6 @@ import TesseraEngine
 /// cannot be spooled, or its output cannot be written. The job waits (nothing of it is leased) until
 /// the fault clears, and fails with `reason` if it does not within the coordinator's limit.
 struct LocalFault: Sendable, Equatable {
-    enum Place: String, Sendable { case spool, output }
-
-    var place: Place
     /// The directory that has to take the bytes.
     var directory: String
     /// Bytes it needs free (a space shortage), or 0 (another write error: it must take a test write).
@@ -24,7 +21,7 @@ struct LocalFault: Sendable, Equatable {
     static func spool(_ directory: String, code: Int32, bytes: Int) -> LocalFault {
         let shortage = DiskSpace.isShortage(code)
         // Room for this result and the next: resuming for one result only to stop again helps no one.
-        return LocalFault(place: .spool, directory: directory, neededBytes: shortage ? max(Int64(bytes) * 2, 1 << 20) : 0,
+        return LocalFault(directory: directory, neededBytes: shortage ? max(Int64(bytes) * 2, 1 << 20) : 0,
                           problem: "spool \(directory): \(String(cString: strerror(code)))", waitingFor: "it to take results again")
     }
 
@@ -32,12 +29,12 @@ struct LocalFault: Sendable, Equatable {
     static func output(_ path: String, needing bytes: Int64) -> LocalFault? {
         let directory = (path as NSString).deletingLastPathComponent
         if let free = DiskSpace.available(directory), free < bytes {
-            return LocalFault(place: .output, directory: directory, neededBytes: bytes,
+            return LocalFault(directory: directory, neededBytes: bytes,
                               problem: "output \(path): no space left on the device (\(free >> 20) MB free, about \(bytes >> 20) MB needed)",
                               waitingFor: "space")
         }
         guard !DiskSpace.writable(directory) else { return nil }
-        return LocalFault(place: .output, directory: directory, neededBytes: 0,
+        return LocalFault(directory: directory, neededBytes: 0,
                           problem: "output \(path): its directory cannot be written", waitingFor: "it to be writable")
     }
 

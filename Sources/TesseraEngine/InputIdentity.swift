@@ -23,10 +23,15 @@ public struct InputIdentity: Codable, Sendable, Equatable {
             || stamp.modifiedNanoseconds != now.st_mtim.tv_nsec {
             throw .input(path, "changed while it was being read")
         }
+        self.init(now, probeDigest: Self.digest(probe.packets))
+    }
+
+    /// The file `stat` describes, on this host, with `probeDigest` (which a stat cannot read).
+    init(_ now: stat, probeDigest: String) {
         size = Int64(now.st_size)
         modifiedSeconds = now.st_mtim.tv_sec
         modifiedNanoseconds = now.st_mtim.tv_nsec
-        probeDigest = Self.digest(probe.packets)
+        self.probeDigest = probeDigest
         host = ProcessInfo.processInfo.hostName
         device = UInt64(now.st_dev)
         inode = UInt64(now.st_ino)
@@ -54,7 +59,7 @@ public struct InputIdentity: Codable, Sendable, Equatable {
         guard let now = Self.fileStatus(path) else {
             throw .input(path, "is gone since the job was planned (\(String(cString: strerror(errno))))")
         }
-        if let difference = difference(now) { throw .input(path, "changed since the job was planned (\(difference))") }
+        try check(InputIdentity(now, probeDigest: probeDigest), path: path)
     }
 
     /// Refuses another identity for the same input (a probe of it again, by this or another coordinator).
@@ -65,15 +70,6 @@ public struct InputIdentity: Codable, Sendable, Equatable {
         if probeDigest != other.probeDigest { differences.append("other video packets") }
         if host == other.host, (device, inode) != (other.device, other.inode) { differences.append("another file renamed over it") }
         if !differences.isEmpty { throw .input(path, "changed since the job was planned (\(differences.joined(separator: ", ")))") }
-    }
-
-    func difference(_ now: stat) -> String? {
-        if host == ProcessInfo.processInfo.hostName, device != UInt64(now.st_dev) || inode != UInt64(now.st_ino) {
-            return "another file renamed over it"
-        }
-        if size != Int64(now.st_size) { return "size \(size) → \(now.st_size) bytes" }
-        if modifiedSeconds != now.st_mtim.tv_sec || modifiedNanoseconds != now.st_mtim.tv_nsec { return "modified again" }
-        return nil
     }
 
     /// As JSON, for the store.

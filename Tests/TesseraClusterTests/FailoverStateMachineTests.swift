@@ -76,7 +76,7 @@ struct FailoverStateMachineTests {
         var machine = CoordinatorStateMachineTests.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 4, Self.jobB: 4])
         var next = 0
         _ = CoordinatorStateMachineTests.dispatchAll(&machine, job: Self.jobA, next: &next)
-        let cancelled = machine.jobLost(Self.jobA)
+        let cancelled = machine.jobDropped(Self.jobA)
         #expect(cancelled == ["w1", "w2"])
         #expect(machine.jobs[Self.jobA] == nil)
         #expect(machine.peers.values.allSatisfy { $0.inFlight.isEmpty })
