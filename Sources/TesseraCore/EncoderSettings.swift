@@ -25,6 +25,7 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var threads: Int
     /// Rate-control passes with `bitrate`: nil or 1, one-pass ABR per segment; 2, a first pass per segment,
     /// the bits allocated over the whole file, and a second pass per segment (see docs/architecture.md).
+    /// A request with `--bitrate` and no `--passes` resolves to 2, except for CBR.
     public var passes: Int?
 
     public init(preset: String = "medium", crf: Double? = 23, bitrate: Int? = nil, maxrate: Int? = nil,

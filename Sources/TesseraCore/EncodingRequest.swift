@@ -14,7 +14,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var keyintSeconds: Double?
     public var bframes: Int?
     public var threads: Int?
-    /// Rate-control passes with --bitrate: 1 (one-pass ABR per segment) or 2 (allocated over the file).
+    /// Rate-control passes with --bitrate: 1 (one-pass ABR per segment) or 2 (allocated over the file); nil: 2,
+    /// except for CBR.
     public var passes: Int?
     public var size: String?
     public var maxSize: String?
@@ -118,7 +119,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     /// here drops the other one from below, so `--crf` overrides a recipe's bitrate.
     public func over(_ lower: EncodingRequest) -> EncodingRequest {
         var base = lower
-        if crf != nil { base.bitrate = nil }
+        if crf != nil { base.bitrate = nil; base.passes = nil }
         if bitrate != nil { base.crf = nil }
         if size != nil { base.maxSize = nil }
         if maxSize != nil { base.size = nil }
@@ -158,12 +159,14 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if crf != nil && bitrate != nil { throw SettingsError("give --crf or --bitrate, not both") }
         // What is not asked for takes the defaults of the settings and the job.
         let defaults = JobSpec()
-        let settings = EncoderSettings(
+        var settings = EncoderSettings(
             preset: preset ?? defaults.settings.preset, crf: bitrate == nil ? (crf ?? defaults.settings.crf) : nil,
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
             bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? defaults.settings.profile, level: level,
             keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
             threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds, passes: passes)
+        // --bitrate runs two passes unless told otherwise; CBR stays one pass. Frozen with the job.
+        if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate { settings.passes = 2 }
         try settings.validate()
 
         guard let mode = AudioSettings.Mode(rawValue: audio ?? "auto") else {

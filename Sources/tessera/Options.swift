@@ -30,8 +30,9 @@ struct EncodeOptions: ParsableArguments {
                                valueName: "file")) var settings: String?
 
     @Option(help: "Constant quality, 0-51 (default 23).") var crf: Double?
-    @Option(help: "Target average bitrate, e.g. 2500k or 4M (CBR: give --maxrate the same).") var bitrate: String?
-    @Option(help: "With --bitrate: 1, one pass per segment; 2, a first pass, the bits allocated over the whole file, a second pass.")
+    @Option(help: "Target average bitrate over the file, e.g. 2500k or 4M, in two passes (see --passes; CBR: give --maxrate the same).")
+    var bitrate: String?
+    @Option(help: "With --bitrate: 2 (default), a first pass, the bits allocated over the whole file, a second pass; 1, one pass per segment (CBR: always 1).")
     var passes: Int?
     @Option(help: "VBV maximum rate (with --bufsize), e.g. 3M; with --crf it caps the quality mode.") var maxrate: String?
     @Option(help: "VBV buffer size, e.g. 6M.") var bufsize: String?

@@ -26,6 +26,27 @@ struct EncodingRequestTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(EncodingRequest.self, from: Data(#"{"crff": 20}"#.utf8)) }
     }
 
+    /// `--bitrate` freezes two passes into the job unless `--passes 1` or CBR; CRF has none, and `--crf` above
+    /// drops the passes below along with the bitrate.
+    @Test func bitrateDefaultsToTwoPassesExceptCBR() throws {
+        func settings(_ fill: (inout EncodingRequest) -> Void, over lower: EncodingRequest = EncodingRequest()) throws -> EncoderSettings {
+            var r = EncodingRequest()
+            fill(&r)
+            return try r.over(lower).resolved().settings
+        }
+        #expect(try settings { $0.bitrate = "800k" }.passes == 2)
+        #expect(try settings { $0.bitrate = "800k"; $0.maxrate = "1200k"; $0.bufsize = "2M" }.twoPass)
+        #expect(try settings { $0.bitrate = "800k"; $0.passes = 1 }.twoPass == false)
+        #expect(try settings { $0.bitrate = "800k"; $0.maxrate = "800k"; $0.bufsize = "2M" }.passes == nil, "CBR")
+        #expect(try settings { $0.crf = 20 }.passes == nil)
+        var file = EncodingRequest()
+        file.bitrate = "800k"
+        file.passes = 2
+        #expect(try settings({ $0.crf = 20 }, over: file).passes == nil)
+        #expect(throws: SettingsError.self) { try settings { $0.crf = 20; $0.passes = 2 } }
+        #expect(throws: SettingsError.self) { try settings { $0.bitrate = "800k"; $0.maxrate = "800k"; $0.bufsize = "2M"; $0.passes = 2 } }
+    }
+
     @Test func frameRatesAndTicks() {
         #expect(Rational(frameRate: "29.97") == Rational(30000, 1001))
         #expect(Rational(frameRate: "25") == Rational(25, 1))

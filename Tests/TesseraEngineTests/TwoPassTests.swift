@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// `--bitrate R --passes 2` end to end through `tessera transcode` (embedded PostgreSQL, coordinator, worker
-/// processes) against ffmpeg's own whole-file two-pass at the same bitrate and preset: the file's video bitrate
-/// within ±2 % of the target, PSNR within 0.1 dB of ffmpeg's, and per-segment PSNR no more spread than 1.2×
+/// `--bitrate R` (two passes, the default) end to end through `tessera transcode` (embedded PostgreSQL,
+/// coordinator, worker processes) against ffmpeg's own whole-file two-pass at the same bitrate and preset: the
+/// file's video bitrate within ±2 % of the target, PSNR within 0.1 dB of ffmpeg's, and per-segment PSNR no more spread than 1.2×
 /// ffmpeg's over the same frames. Prints the figures; it measures rate and quality, not time.
 @Suite(.serialized) struct TwoPassTests {
     static let dataDir: String = {
@@ -32,7 +32,7 @@ import Testing
         let log = Fixtures.output("two-pass-ffmpeg")
         defer { for f in [ours, theirs, log + "-0.log", log + "-0.log.mbtree"] { try? FileManager.default.removeItem(atPath: f) } }
         let run = try Tool.run(Tool.tesseraBinary, ["transcode", source, "-o", ours, "-y", "--preset", "veryfast", "--bitrate", "\(kbps)k",
-                                                    "--passes", "2", "--audio", "none", "--workers", "2", "--data-dir", Self.dataDir, "--json"])
+                                                    "--audio", "none", "--workers", "2", "--data-dir", Self.dataDir, "--json"])
         try #require(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.text.utf8)) as? [String: Any])
         let segmentFrames = try #require(report["segmentFrames"] as? [Int])
