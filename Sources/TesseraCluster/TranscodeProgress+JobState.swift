@@ -22,6 +22,6 @@ extension TranscodeProgress {
     public init(_ job: JobRecord) {
         self.init(phase: Phase(job.state), segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal,
                   framesDone: Int(job.framesDone), framesTotal: Int(job.framesTotal), fps: job.fps, speed: job.speed,
-                  etaSeconds: job.etaSeconds)
+                  etaSeconds: job.etaSeconds, pass: job.pass)
     }
 }

@@ -35,10 +35,15 @@ public struct JobRecord: Encodable, Sendable, Equatable {
     public var stalled: String?
     /// 0–100: higher priorities are planned and leased first.
     public var priority: Int
+    /// A two-pass job's pass: 1 until its bits are allocated, then 2 (its frames count each pass from 0);
+    /// nil for a one-pass job.
+    public var pass: Int?
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, frames_encoding, fps, speed, error, coordinator, assigned_coordinator, stalled, priority, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+        frames_total, frames_done, frames_encoding, fps, speed, error, coordinator, assigned_coordinator, stalled, priority,
+        EXISTS (SELECT 1 FROM segment_passes p WHERE p.job_id = jobs.id) AS second_pass,
+        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
         to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
         """
@@ -70,11 +75,12 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         assignedCoordinator = row["assigned_coordinator"]
         stalled = row["stalled"]
         priority = row.int("priority") ?? 50
+        pass = spec.settings.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, fps, speed, etaSeconds, error,
-             createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority
+             createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority, pass
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -101,12 +107,14 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         try c.encode(assignedCoordinator, forKey: .assignedCoordinator)
         try c.encode(stalled, forKey: .stalled)
         try c.encode(priority, forKey: .priority)
+        try c.encode(pass, forKey: .pass)
     }
 
-    /// Seconds left at the current rate while the job encodes (the stitch not counted); nil without a rate.
+    /// Seconds left at the current rate while the job encodes (the stitch not counted; in a first pass, the
+    /// second pass's frames counted at that rate); nil without a rate.
     public var etaSeconds: Double? {
         guard state == .encoding, let fps, fps > 0 else { return nil }
-        return Double(max(framesTotal - framesDone, 0)) / fps
+        return Double(max(framesTotal - framesDone, 0) + (pass == 1 ? framesTotal : 0)) / fps
     }
 
     public var progress: Double {

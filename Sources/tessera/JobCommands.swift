@@ -217,7 +217,10 @@ struct Follower {
 enum JobText {
     static func line(_ j: JobRecord) -> String {
         var s = "\(j.id) \(j.state.rawValue)"
-        if j.segmentsTotal > 0 { s += " \(j.segmentsDone)/\(j.segmentsTotal) segments (\(Int(j.progress * 100))%)" }
+        if j.segmentsTotal > 0 {
+            let pass = j.state == .encoding && j.pass != nil ? ", " + TranscodeProgress(j).label : ""
+            s += " \(j.segmentsDone)/\(j.segmentsTotal) segments\(pass) (\(Int(j.progress * 100))%)"
+        }
         s += " \(j.input) -> \(j.output)"
         if let error = j.error, j.state == .failed { s += ": \(error)" }
         if let stalled = j.stalled, !j.state.isFinal { s += " (waiting: \(stalled))" }

@@ -9,7 +9,7 @@ final class ProgressRenderer: Sendable {
 
     struct State {
         var lastDecile = -1
-        var lastPhase: TranscodeProgress.Phase?
+        var lastLabel: String?
         var drewBar = false
     }
 
@@ -19,19 +19,20 @@ final class ProgressRenderer: Sendable {
                 let width = 30
                 let filled = Int(p.fraction * Double(width))
                 let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                let line = String(format: "\r%-9@ [%@] %3d%%  %@\u{1B}[K", p.phase.rawValue, bar, Int(p.fraction * 100), Self.figures(p))
+                let line = String(format: "\r%-11@ [%@] %3d%%  %@\u{1B}[K", p.label, bar, Int(p.fraction * 100), Self.figures(p))
                 FileHandle.standardError.write(Data(line.utf8))
                 s.drewBar = true
             } else {
                 // Plain lines start with the encoding; an input rejected while probing gets its one error line only.
                 guard p.phase != .probing && p.phase != .planning else { return }
                 let decile = Int(p.fraction * 10)
-                guard p.phase != s.lastPhase || decile != s.lastDecile else { return }
-                s.lastPhase = p.phase
+                // Each pass of a two-pass job counts its frames from 0: a new label starts the deciles again.
+                guard p.label != s.lastLabel || decile != s.lastDecile else { return }
+                s.lastLabel = p.label
                 s.lastDecile = decile
                 let line = p.phase == .encoding
-                    ? "tessera: encoding \(Int(p.fraction * 100))% (\(Self.figures(p)))\n"
-                    : "tessera: \(p.phase.rawValue)\n"
+                    ? "tessera: \(p.label) \(Int(p.fraction * 100))% (\(Self.figures(p)))\n"
+                    : "tessera: \(p.label)\n"
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }

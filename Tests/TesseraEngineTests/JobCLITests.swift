@@ -78,7 +78,7 @@ import TesseraStore
         defer { box.close() }
         let jobKeys: Set = ["id", "state", "input", "output", "spec", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
                             "framesDone", "fps", "speed", "etaSeconds", "error", "createdAt", "updatedAt", "finishedAt", "coordinator",
-                            "assignedCoordinator", "stalled", "priority"]
+                            "assignedCoordinator", "stalled", "priority", "pass"]
         let eventKeys: Set = ["id", "job", "at", "kind", "segment", "from", "to", "worker", "detail"]
         let submitted = try box.tessera(["submit", try box.clip(), "-o", box.path("out.mp4"), "--coordinator", "nobody"])
         #expect(submitted.status == 0, "\(submitted.stderr)")
