@@ -36,7 +36,7 @@ extension Coordinator {
         }
         let allocation: BitAllocation.Result
         do {
-            allocation = try BitAllocation.allocate(stats, bitrate: bitrate)
+            allocation = try BitAllocation.allocate(stats, bitrate: bitrate, maxrate: plan.settings.maxrate)
         } catch {
             events.withValue { $0.append(.failed(id, "--bitrate \(bitrate): \(error)")) }
             return

@@ -140,14 +140,18 @@ public enum BitAllocation {
         public var bitrates: [Int]
     }
 
-    /// Budgets for `segments` (in order) so that the file averages `bitrate` bits per second.
-    public static func allocate(_ segments: [FirstPassStats], bitrate: Int) throws(TwoPassError) -> Result {
+    /// Budgets for `segments` (in order) so that the file averages `bitrate` bits per second. With `maxrate`
+    /// (a VBV cap), no segment's budget is more than the cap lets it spend over its duration: what the cap
+    /// keeps from a segment goes to the others, as x264's own second pass moves it to where the buffer is full.
+    public static func allocate(_ segments: [FirstPassStats], bitrate: Int, maxrate: Int? = nil) throws(TwoPassError) -> Result {
         guard !segments.isEmpty else { throw .budget("no segments") }
         let seconds = segments.reduce(0) { $0 + $1.seconds }
         guard seconds > 0, bitrate > 0 else { throw .budget("no duration or no bitrate") }
         let available = Double(bitrate) * seconds
         let models = segments.map(SegmentModel.init)
-        func total(_ rf: Double) -> Double { models.reduce(0) { $0 + $1.bits(rateFactor: rf) } }
+        let caps = segments.map { s in maxrate.map { Double($0) * s.seconds } ?? .infinity }
+        func bits(_ k: Int, _ rf: Double) -> Double { min(models[k].bits(rateFactor: rf), max(caps[k], models[k].constantBits)) }
+        func total(_ rf: Double) -> Double { models.indices.reduce(0) { $0 + bits($1, rf) } }
         let floor = models.reduce(0) { $0 + $1.constantBits }
         guard available > floor else { throw .budget("\(bitrate) b/s is below what the headers alone take (\(Int(floor / seconds)) b/s)") }
         // Predicted bits rise with the rate factor: bisect in its logarithm.
@@ -157,7 +161,7 @@ public enum BitAllocation {
             if total(exp(mid)) > available { hi = mid } else { lo = mid }
         }
         let rf = exp(lo)
-        let budgets = models.map { $0.bits(rateFactor: rf) }
+        let budgets = models.indices.map { bits($0, rf) }
         let bitrates = zip(budgets, segments).map { budget, s in
             // libx264 takes whole kilobits per second.
             Int((budget / s.seconds / 1000).rounded()) * 1000

@@ -54,6 +54,18 @@ struct BitAllocationTests {
         }
     }
 
+    /// Under a VBV cap no segment is given more than the cap lets it spend; what the cap keeps from the hard
+    /// segment goes to the easy one, and the budgets still fill the file's bits.
+    @Test func aCapMovesBitsToTheSegmentsUnderIt() throws {
+        let segments = [Self.segment(frames: 100, texture: 1), Self.segment(frames: 100, texture: 6)]
+        let free = try BitAllocation.allocate(segments, bitrate: 400_000)
+        let capped = try BitAllocation.allocate(segments, bitrate: 400_000, maxrate: 500_000)
+        #expect(free.budgets[1] > 500_000 * segments[1].seconds)
+        #expect(capped.budgets[1] <= 500_000 * segments[1].seconds * 1.0001)
+        #expect(capped.budgets[0] > free.budgets[0])
+        #expect(abs(capped.budgets.reduce(0, +) / BitAllocation.target(segments, bitrate: 400_000) - 1) < 1e-6)
+    }
+
     /// Equal segments get equal shares, whatever the target.
     @Test func equalSegmentsShareEqually() throws {
         let result = try BitAllocation.allocate([Self.segment(frames: 60, texture: 1), Self.segment(frames: 60, texture: 1)], bitrate: 900_000)
