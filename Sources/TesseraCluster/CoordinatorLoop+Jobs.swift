@@ -8,8 +8,15 @@ extension CoordinatorLoop {
     /// New jobs to plan, encoding jobs to load, finished ones to stitch, ended ones to forget.
     func sweep() throws {
         let coordinator = self.coordinator
-        while let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob) {
-            background(job.id) { store in try coordinator.prepare(job.id, store: store, planNew: true) }
+        // Planned as its work is about to be leased (a job of a higher priority than all pending at once).
+        while true {
+            let wanted = options.onlyJob != nil || machine.wantsJobs
+            guard let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob, outranking: !wanted) else {
+                machine.claimed(leftWaiting: !wanted)
+                break
+            }
+            machine.planningStarted(job.id)
+            coordinator.background(job.id) { store in try coordinator.prepare(job.id, store: store, planNew: true) }
         }
         for id in try store.jobIDs(in: .encoding, coordinator: options.coordinatorID) where coordinator.mine(id) && machine.needsLoading(id) {
             background(id) { store in try coordinator.prepare(id, store: store, planNew: false) }

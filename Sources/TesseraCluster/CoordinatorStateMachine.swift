@@ -113,6 +113,10 @@ struct CoordinatorStateMachine {
     private(set) var jobs: [String: Job] = [:]
     /// Jobs being planned, loaded or stitched on a thread of their own.
     private(set) var busy: Set<String> = []
+    /// The part of `busy` being planned.
+    private(set) var planning: Set<String> = []
+    /// Queued jobs may be waiting: the last sweep left them for later (`wantsJobs` was false).
+    private(set) var queueWaiting = false
     private(set) var pending = Pending.unknown
     /// Something changed that a dispatch may act on.
     private(set) var dispatchDue = true
@@ -281,8 +285,30 @@ struct CoordinatorStateMachine {
         busy.insert(job)
     }
 
+    /// A queued job was claimed and is being planned on a thread of its own.
+    mutating func planningStarted(_ job: String) {
+        busy.insert(job)
+        planning.insert(job)
+    }
+
+    /// Whether to plan another queued job: the segments not yet leased, with one at least for each job
+    /// being planned, no longer fill the workers' slots. Jobs are planned as their work is about to be
+    /// leased, not when submitted, so each is cut for the load it meets (`SegmentationRule`).
+    var wantsJobs: Bool {
+        let slots = peers.values.reduce(0) { $0 + ($1.incompatible ? 0 : $1.slots) }
+        let inFlight = peers.values.reduce(0) { $0 + $1.inFlight.keys.filter { jobs[$0.jobID] != nil }.count }
+        let outstanding = jobs.values.reduce(0) { $0 + ($1.stalled ? 0 : $1.outstanding.count) }
+        return max(0, outstanding - inFlight) + planning.count < max(1, slots)
+    }
+
+    /// A sweep claimed what it would: with `leftWaiting`, queued jobs may remain for when `wantsJobs`.
+    mutating func claimed(leftWaiting: Bool) {
+        queueWaiting = leftWaiting
+    }
+
     /// That thread reported back (ready, failed, stitched or released).
     mutating func backgroundEnded(_ job: String) {
+        planning.remove(job)
         busy.remove(job)
         pending = .unknown
         dispatchDue = true
@@ -401,10 +427,11 @@ struct CoordinatorStateMachine {
         return duties
     }
 
-    /// Whether a sweep is due after the notifications were read: at most every 50 ms when asked for,
-    /// otherwise every 5 s as a safety net.
+    /// Whether a sweep is due after the notifications were read: at most every 50 ms when asked for (or
+    /// when queued jobs wait and planned work runs short), otherwise every 5 s as a safety net.
     mutating func sweepDue(now: Double) -> Bool {
-        guard now >= nextSweep || (sweepAsked && now - lastSweep >= 0.05) else { return false }
+        let asked = sweepAsked || (queueWaiting && wantsJobs)
+        guard now >= nextSweep || (asked && now - lastSweep >= 0.05) else { return false }
         sweepAsked = false
         lastSweep = now
         nextSweep = now + 5

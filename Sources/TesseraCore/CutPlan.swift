@@ -93,9 +93,14 @@ public struct PlanOptions: Sendable, Hashable {
     public var maxPreRollRatio: Double
     /// Encoders working on the job at once: the plan balances its segments over them.
     public var encoders: Int = 1
-    /// About this many segments, at forecast keyframes only, unbalanced (`SegmentationRule`'s choice under
-    /// load); nil: as many as keep `encoders` busy. Ignored when a segment length was asked for.
-    public var segmentCount: Int?
+    /// About this many segments (`SegmentationRule`'s choice under load): at forecast keyframes only,
+    /// unbalanced, or equal pieces cut wherever they fall when it says `anywhere`; nil: as many as keep
+    /// `encoders` busy. Ignored when a segment length was asked for.
+    public var segmentation: Segmentation?
+    /// What decoding a frame costs against encoding one, when choosing where to balance: a cut away from
+    /// the source's keyframes makes its segment's worker decode from the one before (x264 veryfast at
+    /// 720p: decoding is about an eighth of the encode).
+    public var preRollWeight = 0.2
 
     /// About how long segments of a plan at keyframes are, in seconds.
     public static let defaultSegmentSeconds = 8.0

@@ -6,6 +6,9 @@ enum CutSites {
     case only([Int])
     /// At these display positions, sorted, where one is near; else as `anywhere`.
     case preferring([Int])
+    /// At these display positions, sorted, where one is near; else where the frames and the pre-roll
+    /// decode (weighed as `preRollWeight` of a frame each) come nearest an equal share.
+    case balancing([Int], preRollWeight: Double)
 
     /// The site nearest `ideal` from `low` through `high` (the earlier of two as near); nil when none.
     func nearest(to ideal: Int, from low: Int, through high: Int, in planner: CutPlanner) -> Int? {
@@ -17,6 +20,9 @@ enum CutSites {
         case .preferring(let positions):
             return Self.nearest(in: positions, to: ideal, from: low, through: high)
                 ?? planner.nearestCleanCut(to: ideal, from: low, through: high)
+        case .balancing(let positions, let weight):
+            return Self.nearest(in: positions, to: ideal, from: low, through: high)
+                ?? planner.cheapestCut(to: ideal, from: low, through: high, preRollWeight: weight)
         }
     }
 
@@ -102,7 +108,12 @@ extension CutPlanner {
         var target = max(1, Int((PlanOptions.defaultSegmentSeconds * fps).rounded()))
         if options.minimumSegments > 1 { target = min(target, max(shortest, n / options.minimumSegments)) }
         let maxPreRoll = Int(options.maxPreRollRatio * Double(n))
-        if let count = options.segmentCount {
+        if let segmentation = options.segmentation, segmentation.anywhere, segmentation.count > 1 {
+            // The queue's last job: equal pieces, at the encode's IDRs where one is near.
+            let cuts = evenCuts(count: segmentation.count, sites: .balancing(forecast.keyframes, preRollWeight: options.preRollWeight))
+            if preRoll(of: cuts) <= maxPreRoll { return makePlan(cuts: cuts, target: n / segmentation.count, forecast: forecast) }
+        }
+        if let count = options.segmentation?.count {
             // The load keeps the encoders busy: only the cuts asked for, where the encode puts IDRs anyway.
             var length = max(1, n / max(1, count))
             var cuts = count <= 1 ? [0] : keyframeCuts(forecast.keyframes, target: length, shortest: shortest)
@@ -150,7 +161,7 @@ extension CutPlanner {
         let cost = options.costOfAnExtraCut ?? estimatedCostOfAnExtraCut
         let affordable = cost > 0 ? Int(options.extraCutBudget / cost) : Int.max
         guard affordable > 0 else { return cuts }
-        let sites = CutSites.preferring(cuts)
+        let sites = CutSites.balancing(cuts, preRollWeight: options.preRollWeight)
         var candidate = cuts.count > 1
             ? balanced(cuts, encoders: options.encoders, minimumSegments: max(options.minimumSegments, options.encoders),
                        maxPreRoll: maxPreRoll, sites: sites)

@@ -174,6 +174,19 @@ public struct CutPlanner: Sendable {
         return best
     }
 
+    /// The cut from `low` through `high` whose distance from `ideal` plus its pre-roll decode (each packet
+    /// weighed as `preRollWeight` of a frame) is least, the earlier of two as cheap; nil when the range is empty.
+    func cheapestCut(to ideal: Int, from low: Int, through high: Int, preRollWeight: Double) -> Int? {
+        guard low <= high else { return nil }
+        var best: Int?
+        var bestCost = Double.infinity
+        for j in low...high {
+            let cost = Double(abs(j - ideal)) + preRollWeight * Double(entry(forDisplayPosition: j).preRoll)
+            if cost < bestCost { bestCost = cost; best = j }
+        }
+        return best
+    }
+
     func preRoll(of cuts: [Int]) -> Int {
         cuts.reduce(0) { $0 + entry(forDisplayPosition: $1).preRoll }
     }

@@ -11,12 +11,15 @@ public struct ClusterLoad: Sendable, Hashable {
     public var leasedWork: Double
     /// Work in pending segments of jobs that lease before this one (its priority or higher).
     public var pendingWork: Double
+    /// Jobs queued behind this one, not planned yet (their work is not known: each counts as this one).
+    public var queuedJobs: Int
 
-    public init(encoders: Int, freeEncoders: Int, leasedWork: Double, pendingWork: Double) {
+    public init(encoders: Int, freeEncoders: Int, leasedWork: Double, pendingWork: Double, queuedJobs: Int = 0) {
         self.encoders = encoders
         self.freeEncoders = freeEncoders
         self.leasedWork = leasedWork
         self.pendingWork = pendingWork
+        self.queuedJobs = queuedJobs
     }
 
     /// Nothing leased, nothing pending.
@@ -26,21 +29,39 @@ public struct ClusterLoad: Sendable, Hashable {
     public var queuedWork: Double { leasedWork + pendingWork }
 }
 
+/// The rule's answer for a job under load: how many segments, and where they may fall.
+public struct Segmentation: Sendable, Hashable {
+    public var count: Int
+    /// Cut where equal pieces need it, not only where the encode puts IDR frames: the queue's last job,
+    /// which nothing queued behind it can even out.
+    public var anywhere: Bool
+
+    public init(count: Int, anywhere: Bool = false) {
+        self.count = count
+        self.anywhere = anywhere
+    }
+}
+
 /// How many segments to cut a job into, given the load: the planner's other rules decide where.
 ///
 /// Every cut costs an IDR frame a whole-file encode would not have made, a lead-in, a run-out, a pre-roll
 /// decode and a round trip. It buys latency only when encoders would otherwise idle. So the rule follows
-/// guided self-scheduling: a job gets pieces of about (queued work + its own work) / (2 × encoders), so
+/// guided self-scheduling: a job gets pieces of about (the work left) / (2 × encoders), where the work
+/// left is the work ahead of it (leased and pending), its own, and the jobs queued behind it (each
+/// counted as this one: they are planned later). So
 ///
-/// - on an idle cluster (nothing queued, an encoder free) it is cut finely, as a job alone is (`nil`: the
-///   planner's own choice, about two segments per encoder);
-/// - behind queued work worth as much as the job, it gets one segment per encoder;
-/// - behind queued work worth (2 × encoders − 1) times the job or more, it is one segment: no cut, no
-///   lead-in, no run-out at all; the queue keeps every encoder busy meanwhile.
+/// - on an idle cluster (nothing ahead or behind, an encoder free) it is cut finely, as a job alone is
+///   (`nil`: the planner's own choice, about two segments per encoder);
+/// - with work left worth (2 × encoders) times the job or more, it is one segment: no cut, no lead-in, no
+///   run-out at all; the rest of the work keeps every other encoder busy meanwhile;
+/// - in between, it gets that many segments where the encode puts IDR frames anyway;
+/// - the queue's last job (nothing behind it) in more than one piece is cut into equal pieces wherever
+///   they fall, so that the encoders finish together.
 ///
-/// Jobs planned as the queue drains see less ahead of them and are cut finer again, so the queue's last
-/// jobs spread over the encoders. No segment is made longer than `longestSegmentSeconds` (a long job
-/// behind a long queue still ends in pieces that can be spread, and its payloads stay small).
+/// Coordinators plan a job when its work is about to be leased, not when it is submitted, so the jobs
+/// planned as the queue drains see less left and are cut finer, and the last ones spread over the
+/// encoders. No segment is made longer than `longestSegmentSeconds` (a long job behind a long queue
+/// still ends in pieces that can be spread, and its payloads stay small).
 public struct SegmentationRule: Sendable, Hashable {
     /// The longest segment the rule makes, in seconds of video.
     public var longestSegmentSeconds: Double
@@ -50,16 +71,18 @@ public struct SegmentationRule: Sendable, Hashable {
     }
 
     /// Segments for a job of `seconds` of video and `work` pixels to encode under `load`; nil when the
-    /// cluster has encoders to spare (cut for latency, as today).
-    public func segments(seconds: Double, work: Double, load: ClusterLoad) -> Int? {
+    /// cluster has encoders to spare (cut for latency, as a job alone is).
+    public func segments(seconds: Double, work: Double, load: ClusterLoad) -> Segmentation? {
         let encoders = load.encoders
         guard encoders > 0, work > 0, seconds > 0 else { return nil }
         // An encoder free and nothing waiting for it: this job is what it will do next.
-        if load.freeEncoders > 0 && load.pendingWork <= 0 { return nil }
+        if load.freeEncoders > 0 && load.pendingWork <= 0 && load.queuedJobs == 0 { return nil }
         let fine = 2 * encoders
-        let share = (2 * Double(encoders) * work / (load.queuedWork + work)).rounded(.up)
+        let left = load.queuedWork + work * Double(1 + max(0, load.queuedJobs))
+        let share = (2 * Double(encoders) * work / left).rounded(.up)
         let longest = (seconds / max(longestSegmentSeconds, 0.001)).rounded(.up)
         let count = Int(min(Double(fine), max(1, share, longest)))
-        return count >= fine ? nil : count
+        guard count < fine else { return nil }
+        return Segmentation(count: count, anywhere: load.queuedJobs == 0 && share > 1)
     }
 }

@@ -155,13 +155,13 @@ public enum JobPlanner {
         planOptions.detectsScenes = settings.preset != "ultrafast"
         if planOptions.segmentSeconds == nil, let load = options.load {
             let pixels = Double(output.width) * Double(output.height)
-            planOptions.segmentCount = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,
+            planOptions.segmentation = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,
                                                                      work: Double(planner.frameCount) * pixels, load: load)
         }
         var probe = probe
         probe.sceneAnalysisSeconds = 0
         // One segment has no cut to place: no scene analysis.
-        if planOptions.segmentSeconds == nil, planOptions.detectsScenes, planOptions.segmentCount != 1 {
+        if planOptions.segmentSeconds == nil, planOptions.detectsScenes, planOptions.segmentation?.count != 1 {
             if probe.decodedScenes == nil {
                 let intervals = planner.sceneAnalysisIntervals(planOptions)
                 if !intervals.isEmpty {

@@ -74,11 +74,12 @@ public final class JobStore {
     public static let priorities = 0...100
     public static let defaultPriority = 50
 
-    /// Queues a job; returns its id. With `coordinator`, only the coordinator of that id may take it.
+    /// Queues a job; returns its id (`given`, or a new UUID: `tessera transcode` names its job before its
+    /// coordinator starts). With `coordinator`, only the coordinator of that id may take it.
     public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil,
-                       priority: Int = JobStore.defaultPriority) throws(StoreError) -> String {
+                       priority: Int = JobStore.defaultPriority, id given: String? = nil) throws(StoreError) -> String {
         guard Self.priorities.contains(priority) else { throw StoreError("priority \(priority) is not between 0 and 100") }
-        let id = UUID().uuidString.lowercased()
+        let id = given ?? UUID().uuidString.lowercased()
         _ = try run("submitting the job", """
             INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority)
             VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7)
@@ -136,15 +137,20 @@ public final class JobStore {
     }
 
     /// Takes the queued job of highest priority (the oldest of those) for planning that names no
-    /// coordinator or this one; nil when none is queued.
-    public func claimQueuedJob(coordinator: String, only job: String? = nil) throws(StoreError) -> JobRecord? {
+    /// coordinator or this one; nil when none is queued. With `outranking`, only a job of a higher
+    /// priority than every job of this coordinator's with segments pending (it must not wait behind them).
+    public func claimQueuedJob(coordinator: String, only job: String? = nil, outranking: Bool = false) throws(StoreError) -> JobRecord? {
         let rows = try run("claiming a job", """
             UPDATE jobs SET state = 'planning', coordinator = $1
             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
                             AND (assigned_coordinator IS NULL OR assigned_coordinator = $1)
+                            AND (NOT $3::boolean OR priority > coalesce((
+                                SELECT max(p.priority) FROM jobs p
+                                WHERE p.coordinator = $1 AND p.state = 'encoding' AND p.stalled IS NULL
+                                    AND EXISTS (SELECT 1 FROM segments s WHERE s.job_id = p.id AND s.state = 'pending')), -1))
                         ORDER BY priority DESC, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
-            """, [coordinator, job])
+            """, [coordinator, job, outranking ? "true" : "false"])
         return try rows.first.map { row throws(StoreError) in try JobRecord(row) }
     }
 

@@ -351,6 +351,44 @@ struct CoordinatorStateMachineTests {
         #expect(r26)
     }
 
+    @Test func queuedJobsArePlannedAsTheirWorkIsAboutToBeLeased() {
+        // Two slots, a job of 3 segments: 3 not leased, nothing more is planned.
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 3])
+        #expect(!machine.wantsJobs)
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        // One left to lease, two slots: plan the next job, and only one at a time.
+        #expect(machine.wantsJobs)
+        machine.planningStarted(Self.jobB)
+        #expect(!machine.wantsJobs, "a job being planned counts as a segment coming")
+        machine.backgroundEnded(Self.jobB)
+        machine.jobLoaded(Self.jobB, segments: [0, 1], outstanding: [0, 1], payloadBytes: 10)
+        #expect(!machine.wantsJobs)
+        // A stalled job's segments cannot be leased: they do not count.
+        machine.jobStalled(Self.jobB)
+        #expect(machine.wantsJobs)
+    }
+
+    @Test func aQueueLeftWaitingIsSweptWhenPlannedWorkRunsShort() {
+        var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 3])
+        _ = machine.sweepDue(now: 0)
+        machine.claimed(leftWaiting: true)
+        let full = machine.sweepDue(now: 1)
+        #expect(!full, "3 segments wait for 2 slots")
+        var next = 0
+        _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        let short = machine.sweepDue(now: 1.01)
+        #expect(short)
+        machine.claimed(leftWaiting: false)
+        let none = machine.sweepDue(now: 1.1)
+        #expect(!none, "nothing was left queued")
+        // With no worker at all, one job is still planned.
+        var empty = Self.machine()
+        #expect(empty.wantsJobs)
+        empty.planningStarted(Self.jobA)
+        #expect(!empty.wantsJobs)
+    }
+
     @Test func aStoreReconnectReconcilesEveryWorkerAndSweeps() {
         var machine = Self.machine(workers: ["w1": 2, "w2": 1], jobs: [Self.jobA: 5])
         var next = 0

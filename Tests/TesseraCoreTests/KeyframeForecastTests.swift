@@ -102,6 +102,29 @@ func streamWithKeyframes(at starts: [Int], frames: Int, bframes: Int = 2, size: 
         #expect(CutPlanner.makespan(balanced.segments.map(\.frameCount), encoders: 2) < freeSpan)
     }
 
+    @Test func anExtraCutGoesWhereTheEncodersShareEvenlyPreRollCounted() throws {
+        // 5 s at 30 fps, source keyframes every 2 s, one forecast keyframe: the cut that balances two
+        // encoders is at 75 (15 frames of pre-roll from 60), not at the clean cut 60 (60 + 90 frames).
+        let packets = streamWithKeyframes(at: [0, 60, 120], frames: 150, bframes: 0)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        var options = PlanOptions(segmentSeconds: nil, keyint: 250, minimumSegments: 4)
+        options.encoders = 2
+        options.costOfAnExtraCut = 0.001
+        let plan = planner.plan(options)
+        checkCoverage(plan, packets)
+        #expect(plan.segments.map(\.frameCount) == [75, 75])
+        #expect(plan.totalPreRollPackets == 15)
+        // When decoding costs as much as encoding, a clean cut near the middle wins.
+        options.preRollWeight = 2
+        #expect(planner.plan(options).segments.map(\.frameCount) == [60, 90])
+        // The queue's last job, cut anywhere into equal pieces, balances the same way.
+        options.preRollWeight = 0.2
+        options.segmentation = Segmentation(count: 2, anywhere: true)
+        #expect(planner.plan(options).segments.map(\.frameCount) == [75, 75])
+        options.segmentation = Segmentation(count: 2)
+        #expect(planner.plan(options).segments.count == 1, "at forecast keyframes only: there is none to cut at")
+    }
+
     @Test func scenesFoundByDecodingJoinTheForecast() throws {
         // A keyframe every 48 frames whatever the content: every pair is examined.
         let cadence = Array(stride(from: 0, to: 1440, by: 48))

@@ -7,50 +7,67 @@ import Testing
     /// A 720p frame, and a job of `seconds` at 30 fps in 720p pixels.
     static let pixels = 1280.0 * 720
     static func work(_ seconds: Double) -> Double { seconds * 30 * pixels }
-    static func load(encoders: Int, free: Int = 0, leased: Double = 0, pending: Double = 0) -> ClusterLoad {
-        ClusterLoad(encoders: encoders, freeEncoders: free, leasedWork: work(leased), pendingWork: work(pending))
+
+    static func load(encoders: Int, free: Int = 0, leased: Double = 0, pending: Double = 0, queued: Int = 0) -> ClusterLoad {
+        ClusterLoad(encoders: encoders, freeEncoders: free, leasedWork: work(leased), pendingWork: work(pending), queuedJobs: queued)
+    }
+    /// The count the rule gives (nil: cut finely), and whether anywhere.
+    func decide(_ seconds: Double, _ load: ClusterLoad) -> Segmentation? {
+        rule.segments(seconds: seconds, work: Self.work(seconds), load: load)
     }
 
     @Test func anIdleClusterCutsFinelyAsToday() {
-        #expect(rule.segments(seconds: 60, work: Self.work(60), load: .idle) == nil)
-        // Nothing waits and an encoder is free: this job is what it does next.
-        #expect(rule.segments(seconds: 8, work: Self.work(8), load: Self.load(encoders: 2, free: 1, leased: 1)) == nil)
+        #expect(decide(60, .idle) == nil)
+        // Nothing waits and an encoder is free: this job is what it will do next.
+        #expect(decide(8, Self.load(encoders: 2, free: 1, leased: 1)) == nil)
         // Little in flight against a long job: as good as idle.
-        #expect(rule.segments(seconds: 60, work: Self.work(60), load: Self.load(encoders: 2, leased: 2)) == nil)
+        #expect(decide(60, Self.load(encoders: 2, leased: 2)) == nil)
     }
 
     @Test func aQueueThatKeepsEveryEncoderBusyGivesAShortClipOneSegment() {
-        // Two encoders busy, 30 s queued behind them: an 8 s clip is not cut at all.
-        #expect(rule.segments(seconds: 8, work: Self.work(8), load: Self.load(encoders: 2, leased: 2, pending: 30)) == 1)
-        // A 5 s clip behind as much work as itself on 8 encoders: one segment per encoder.
-        #expect(rule.segments(seconds: 5, work: Self.work(5), load: Self.load(encoders: 8, leased: 1, pending: 4)) == 8)
-        // Behind work worth (2 × encoders − 1) times the job: one segment.
-        #expect(rule.segments(seconds: 5, work: Self.work(5), load: Self.load(encoders: 8, leased: 5, pending: 70)) == 1)
+        // Two encoders busy, 30 s pending behind them: an 8 s clip is not cut at all.
+        #expect(decide(8, Self.load(encoders: 2, leased: 2, pending: 30, queued: 3)) == Segmentation(count: 1))
+        // Jobs queued behind it keep the encoders busy too, even with nothing ahead: the first of 20
+        // uploads on an idle cluster is one segment.
+        #expect(decide(5, Self.load(encoders: 2, free: 2, queued: 19)) == Segmentation(count: 1))
+        // A 5 s clip on 8 encoders with as much work left besides it: one segment per encoder, at IDRs.
+        #expect(decide(5, Self.load(encoders: 8, leased: 1, queued: 1)) == Segmentation(count: 8))
+        // Work left worth (2 × encoders) times the job: one segment.
+        #expect(decide(5, Self.load(encoders: 8, leased: 5, pending: 70, queued: 1)) == Segmentation(count: 1))
     }
 
     @Test func theQueueDrainingCutsFinerAgain() {
-        // The same 10 s job planned as the queue ahead shrinks: more segments each time.
-        let counts = [200.0, 30, 10, 3, 0.5].map { ahead in
-            rule.segments(seconds: 10, work: Self.work(10), load: Self.load(encoders: 4, leased: min(ahead, 4), pending: max(ahead - 4, 0)))
+        // The same 10 s job planned as the work ahead shrinks: more segments each time.
+        let counts = [200.0, 30, 10, 3].map { ahead in
+            decide(10, Self.load(encoders: 4, leased: min(ahead, 4), pending: max(ahead - 4, 0), queued: 1))?.count
         }
-        #expect(counts == [1, 2, 4, 7, nil], "\(counts)")
+        #expect(counts == [1, 2, 3, 4], "\(counts)")
+    }
+
+    @Test func theQueuesLastJobIsCutIntoEqualPiecesAnywhere() {
+        // Nothing queued behind: its pieces are balanced over the encoders, cut wherever they fall.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3)) == Segmentation(count: 2, anywhere: true))
+        // Behind much work it is still one piece: the work ahead keeps the other encoders busy.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 30)) == Segmentation(count: 1))
+        // With a job queued behind it, only where the encode puts IDR frames.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3, queued: 1)) == Segmentation(count: 2))
     }
 
     @Test func workIsWeighedInPixels() {
         // 30 s of 360p queued is a ninth of 30 s of 1080p: a 1080p clip behind it is cut finer.
         let p360 = 640.0 * 360 * 30, p1080 = 1920.0 * 1080 * 30
-        let behind360 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p360, pendingWork: 28 * p360)
-        let behind1080 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p1080, pendingWork: 28 * p1080)
+        let behind360 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p360, pendingWork: 28 * p360, queuedJobs: 1)
+        let behind1080 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p1080, pendingWork: 28 * p1080, queuedJobs: 1)
         let job = 10 * p1080
-        #expect(rule.segments(seconds: 10, work: job, load: behind1080) == 1)
-        #expect(rule.segments(seconds: 10, work: job, load: behind360) == 3)
+        #expect(rule.segments(seconds: 10, work: job, load: behind1080)?.count == 1)
+        #expect(rule.segments(seconds: 10, work: job, load: behind360)?.count == 2)
     }
 
     @Test func noSegmentIsLongerThanTheLongestAllowed() {
         // A 60 s job behind a long queue still comes in pieces of at most 16 s.
-        #expect(rule.segments(seconds: 60, work: Self.work(60), load: Self.load(encoders: 8, leased: 8, pending: 3600)) == 4)
+        #expect(decide(60, Self.load(encoders: 8, leased: 8, pending: 3600))?.count == 4)
         let shorter = SegmentationRule(longestSegmentSeconds: 60)
-        #expect(shorter.segments(seconds: 60, work: Self.work(60), load: Self.load(encoders: 8, leased: 8, pending: 3600)) == 1)
+        #expect(shorter.segments(seconds: 60, work: Self.work(60), load: Self.load(encoders: 8, leased: 8, pending: 3600))?.count == 1)
     }
 
     /// The planner takes the count: one segment has no cut; more fall on forecast keyframes only.
@@ -62,11 +79,11 @@ import Testing
         options.encoders = 2
         let idle = planner.plan(options)
         #expect(idle.segments.count > 2)
-        options.segmentCount = 1
+        options.segmentation = Segmentation(count: 1)
         let one = planner.plan(options)
         checkCoverage(one, packets)
         #expect(one.segments.count == 1 && one.totalPreRollPackets == 0)
-        options.segmentCount = 2
+        options.segmentation = Segmentation(count: 2)
         let two = planner.plan(options)
         checkCoverage(two, packets)
         #expect(two.segments.count == 2)

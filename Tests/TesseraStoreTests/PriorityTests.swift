@@ -19,6 +19,21 @@ import TesseraCore
         #expect(try store.job(older).priority == 50, "the default")
     }
 
+    /// While its planned work fills the workers, a coordinator claims only a job that outranks every job
+    /// with segments pending; the rest wait to be planned when the work runs short.
+    @Test func aFullCoordinatorClaimsOnlyAJobThatOutranksItsPendingWork() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        _ = try store.plannedJob(segments: 4, coordinator: "c")
+        let waiting = try store.submit(input: "/in.mp4", output: "/waiting.mp4", spec: JobSpec())
+        #expect(try store.claimQueuedJob(coordinator: "c", outranking: true) == nil)
+        #expect(try store.load(coordinator: "c", priority: 50).queuedJobs == 1)
+        let urgent = try store.submit(input: "/in.mp4", output: "/urgent.mp4", spec: JobSpec(), priority: 90)
+        #expect(try store.claimQueuedJob(coordinator: "c", outranking: true)?.id == urgent)
+        // Another coordinator, with nothing pending, takes the waiting job when it wants one.
+        #expect(try store.claimQueuedJob(coordinator: "d", outranking: true)?.id == waiting)
+    }
+
     @Test func aPriorityOutsideZeroToHundredIsRefused() throws {
         let (store, _) = try TestDatabase.store()
         defer { store.close() }
