@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "TesseraCluster",
             dependencies: [
-                "TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit",
+                "TesseraCore", "TesseraEngine", "TesseraStore", "ZMQKit", "FFmpegKit", "CTesseraShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@
 #include "CTesseraShim.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,7 +112,7 @@ __attribute__((constructor)) static void tessera_worker_allocator(int argc, char
 
 extern char **environ;
 
-int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path) {
+int tessera_spawn(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path, int *pid_out) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -119,10 +120,28 @@ int tessera_spawn_wait(char *const argv[], const char *directory, const char *st
     posix_spawn_file_actions_addopen(&actions, 2, stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (directory) posix_spawn_file_actions_addchdir_np(&actions, directory);
+    // Default dispositions and no blocked signal in the child, whatever the parent set up for itself.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t every, none;
+    sigfillset(&every);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attributes, &every);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+    int rc = posix_spawn(&pid, argv[0], &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) return -rc;
+    *pid_out = pid;
+    return 0;
+}
+
+int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path) {
+    int pid;
+    int rc = tessera_spawn(argv, directory, stdout_path, stderr_path, &pid);
+    if (rc != 0) return rc;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return -errno;

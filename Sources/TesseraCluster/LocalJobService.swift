@@ -27,9 +27,18 @@ struct LocalJobService: Service {
 
     func run() async throws {
         let interrupted = CancellationFlag()
+        // Named now, so that the coordinator starts before the job is queued; and the workers start at
+        // once, while the job is planned: on an ipc endpoint they connect as soon as the coordinator binds
+        // it (libzmq retries meanwhile). ipc paths are limited to about 100 bytes: the socket lives in /tmp.
+        let id = UUID().uuidString.lowercased()
+        let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
+        if request.transport == .ipc {
+            made.withValue { $0.append(URL(fileURLWithPath: socket)) }
+            workers.join("ipc://\(socket)")
+        }
         try await withTaskCancellationOrGracefulShutdownHandler {
             let (plan, probeAndPlan) = try await DedicatedThread.run("tessera-plan") { try prepare() }
-            var outcome = try await queue(plan, interrupted: interrupted)
+            var outcome = try await queue(plan, id: id, socket: socket, interrupted: interrupted)
             // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
             outcome.timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
             outcome.timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
@@ -40,7 +49,7 @@ struct LocalJobService: Service {
     }
 
     /// Has the store started, queues the job and follows it; nothing is queued once interrupted.
-    func queue(_ plan: JobPlan, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
+    func queue(_ plan: JobPlan, id: String, socket: String, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
         let started = Stopwatch.now
         let notQueued = LocalTranscode.Outcome(job: nil, plan: plan, interrupted: true, timings: PhaseTimings(), finishedAt: started)
         guard !interrupted.isCancelled else { return notQueued }
@@ -50,7 +59,11 @@ struct LocalJobService: Service {
         case .embedded(let postgres): url = try await postgres.url()
         }
         guard !interrupted.isCancelled else { return notQueued }
-        return try await DedicatedThread.run("tessera-job") { try follow(plan, url: url, started: started, interrupted: interrupted) }
+        return try await DedicatedThread.run("tessera-job") {
+            // The coordinator starts (store connections, bind) while this thread queues the job.
+            let coordinator = try startCoordinator(plan, id: id, url: url, socket: socket)
+            return try follow(plan, id: id, coordinator: coordinator, url: url, started: started, interrupted: interrupted)
+        }
     }
 
     /// The input (or a generated sample) checked, probed and planned, before anything starts; and the
@@ -76,27 +89,18 @@ struct LocalJobService: Service {
         return (plan, seconds)
     }
 
-    /// Queues the job, gives the coordinator and the workers their parts, and follows the job until it
-    /// ends; on this thread, which owns the store connection.
-    func follow(_ plan: JobPlan, url: String, started: Double, interrupted: CancellationFlag) throws(StoreError) -> LocalTranscode.Outcome {
-        let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
-        defer { store.close() }
-        try store.listen()
+    /// The job's private coordinator, started: it takes the job once queued (`onlyJob`), with this
+    /// process's probe of the input. On TCP, the workers join once it has bound its port.
+    func startCoordinator(_ plan: JobPlan, id: String, url: String, socket: String) throws(StoreError) -> Coordinator {
         let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
-        // The job names its private coordinator: another coordinator on the same store leaves it alone.
-        let coordinatorID = "transcode@\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
-        let id = try store.submit(input: plan.inputPath, output: output, spec: request.spec, coordinator: coordinatorID)
-
         let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
             .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        // ipc paths are limited to ~100 bytes: keep the socket in /tmp.
-        let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
-        made.withValue { $0 += [scratch, URL(fileURLWithPath: socket)] }
+        made.withValue { $0.append(scratch) }
         var endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
 
         var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"),
-                                          coordinatorID: coordinatorID)
+                                          coordinatorID: Self.coordinatorID)
         var workerArguments = request.transport == .tcp ? ["--insecure"] : []
         if request.transport == .curve {
             do {
@@ -123,8 +127,22 @@ struct LocalJobService: Service {
             let deadline = Stopwatch.now + 10
             while coordinator.endpoint == nil, Stopwatch.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
             endpoint = coordinator.endpoint ?? endpoint
+            workers.join(endpoint, arguments: workerArguments)
         }
-        workers.join(endpoint, arguments: workerArguments)
+        return coordinator
+    }
+
+    /// The job names its private coordinator: another coordinator on the same store leaves it alone.
+    static var coordinatorID: String { "transcode@\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)" }
+
+    /// Queues the job and follows it until it ends; on this thread, which owns the store connection.
+    func follow(_ plan: JobPlan, id: String, coordinator: Coordinator, url: String, started: Double,
+                interrupted: CancellationFlag) throws(StoreError) -> LocalTranscode.Outcome {
+        let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
+        defer { store.close() }
+        try store.listen()
+        let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
+        _ = try store.submit(input: plan.inputPath, output: output, spec: request.spec, coordinator: Self.coordinatorID, id: id)
 
         let startup = Stopwatch.now - started
         var resting = false

@@ -65,18 +65,13 @@ public struct LocalWorkerPool: Service {
     /// Looks after the processes until told to stop, then stops them; every `Process` stays on this thread.
     func supervise(_ endpoint: String, _ arguments: [String]) {
         let parent = ProcessInfo.processInfo.processIdentifier
-        func start(_ n: Int) -> Process? {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: options.binary)
-            process.arguments = ["worker", "--connect", endpoint, "--id", "local-\(parent)-\(n)", "--threads", String(options.threads),
-                                 "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
+        func start(_ n: Int) -> ChildProcess? {
+            let arguments = ["worker", "--connect", endpoint, "--id", "local-\(parent)-\(n)", "--threads", String(options.threads),
+                             "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
                 + (options.benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(options.benchSlots)] } ?? []) + arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { return nil }
-            return process
+            return try? ChildProcess(options.binary, arguments)
         }
-        var processes: [Process] = []
+        var processes: [ChildProcess] = []
         for n in 0..<options.count { if let p = start(n) { processes.append(p) } }
         defer {
             for p in processes where p.isRunning { p.terminate() }

@@ -79,8 +79,11 @@ final class WorkerSession {
         if let security = options.security {
             try socket.setCurveClient(serverKey: security.coordinatorKey, keys: security.keys)
         }
-        // libzmq retries a refused or broken connection itself: after 0.1 s at first, backing off to 8 s.
-        try socket.setReconnectInterval(seconds: 0.1, maximum: 8)
+        // libzmq retries a refused or broken connection itself: after 0.1 s at first, backing off to 8 s;
+        // on this machine (ipc), every 10 ms, so that a worker started with its coordinator (`tessera
+        // transcode`) joins the moment it binds.
+        let local = endpoint.hasPrefix("ipc://")
+        try socket.setReconnectInterval(seconds: local ? 0.01 : 0.1, maximum: local ? 0.01 : 8)
         // A connection whose handshake failed takes no messages: a send then gives up instead of blocking.
         try socket.setSendTimeout(seconds: 1)
         try socket.connect(endpoint)
@@ -97,6 +100,9 @@ final class WorkerSession {
         let doorbell = outbox.doorbell
         heardFromCoordinator = false
         var lastHeard = Date()
+        // On ipc, silence counts from the connection: a local coordinator not bound yet is waited for
+        // (libzmq retries every 10 ms) rather than given up on, and the retry backed off.
+        var linked = !endpoint.hasPrefix("ipc://")
         var nextBeat = Date().addingTimeInterval(interval)
         while true {
             if let parent = options.parentProcess, getppid() != parent { stop.cancel() }
@@ -113,12 +119,19 @@ final class WorkerSession {
                 // Answered, unless a later lease of the same segment replaced this one meanwhile.
                 if let lease = message.lease, inFlight[lease.segment]?.token == lease.token { answered(lease.segment) }
             }
-            if let monitor { try report(monitor.events()) }
+            if let monitor {
+                let events = try monitor.events()
+                if !linked, events.contains(.connected) {
+                    linked = true
+                    lastHeard = Date()
+                }
+                report(events)
+            }
             if Date() >= nextBeat {
                 guard try deliver(.heartbeat, socket) else { return .coordinatorSilent }
                 nextBeat = Date().addingTimeInterval(interval)
             }
-            if Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
+            if linked, Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
             // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
             // doorbell, it looks every 5 ms while encodes run).
             let wait = doorbell.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
@@ -127,6 +140,7 @@ final class WorkerSession {
                 continue
             }
             lastHeard = Date()
+            linked = true
             heardFromCoordinator = true
             WorkerMetrics.heardFromCoordinator()
             let message: ClusterMessage

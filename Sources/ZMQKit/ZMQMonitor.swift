@@ -19,6 +19,7 @@ public final class ZMQMonitor {
 
     private static let counter = Atomic<Int>(0)
     let socket: ZMQSocket
+    let watched: ZMQSocket
 
     /// Starts monitoring `watched` (before it connects).
     public init(_ context: ZMQContext, watching watched: ZMQSocket) throws(ZMQError) {
@@ -26,11 +27,18 @@ public final class ZMQMonitor {
         let events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED
             | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
         try check(zmq_socket_monitor(watched.handle, endpoint, events), "zmq_socket_monitor")
+        self.watched = watched
         socket = try ZMQSocket(context, .pair)
         try socket.connect(endpoint)
     }
 
-    public func close() { socket.close() }
+    /// Stops the monitoring, then closes the reading end. In that order: libzmq's I/O thread sends every
+    /// event with a blocking send, and one sent to a closed reader (the watched socket's disconnect as it
+    /// closes) would block it for good, and with it every socket of the context. Before the watched socket closes.
+    public func close() {
+        _ = zmq_socket_monitor(watched.handle, nil, 0)
+        socket.close()
+    }
 
     /// The events reported since the last call.
     public func events() throws(ZMQError) -> [Event] {

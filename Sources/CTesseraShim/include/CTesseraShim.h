@@ -52,6 +52,8 @@ int tessera_malloc_one_arena(void);
 /// (or here when NULL), every other descriptor closed, and waits for it. Returns its exit status
 /// (128 + signal when killed), or -errno when it could not be started.
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path);
+/// Starts `argv[0]` as `tessera_spawn_wait` does, without waiting: 0 with its process id in `pid`, or -errno.
+int tessera_spawn(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path, int *pid);
 /// The libx264 build number Tessera was compiled against (X264_BUILD).
 int tessera_x264_build(void);
 #endif
