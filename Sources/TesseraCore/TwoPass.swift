@@ -169,6 +169,19 @@ public enum BitAllocation {
         return Result(rateFactor: rf, budgets: budgets, bitrates: bitrates)
     }
 
+    /// A segment's first-pass bitrate: the file's, times the source's own bit rate over the segment against its
+    /// rate over the file (within two thirds and one and a half times). A source encoded at even quality spends
+    /// its bits as the content asks, so each first pass runs nearer the quantiser its second pass will have, where
+    /// libx264's bits-from-quantiser model holds; at the file's bitrate, a segment much easier or harder than the
+    /// file's average would run far from it, and its budget and its second pass would miss (see
+    /// docs/architecture.md).
+    public static func firstPassBitrate(_ bitrate: Int, sourceBytes: Int, seconds: Double, fileSourceBytes: Int,
+                                        fileSeconds: Double) -> Int {
+        guard sourceBytes > 0, seconds > 0, fileSourceBytes > 0, fileSeconds > 0 else { return bitrate }
+        let ratio = (Double(sourceBytes) / seconds) / (Double(fileSourceBytes) / fileSeconds)
+        return max(1, Int((Double(bitrate) * min(max(ratio, 2.0 / 3), 1.5) / 1000).rounded())) * 1000
+    }
+
     /// Bits of `bitrate` over the segments' duration: the file's target.
     public static func target(_ segments: [FirstPassStats], bitrate: Int) -> Double {
         Double(bitrate) * segments.reduce(0) { $0 + $1.seconds }
@@ -319,7 +332,8 @@ struct SegmentModel {
 /// segment's bitrate and its own first-pass statistics.
 public struct PassInput: Codable, Hashable, Sendable {
     public var pass: Int
-    /// Bits per second for this segment's second pass (its budget over its duration).
+    /// Bits per second for this segment's pass: the first's from the source's bits (`BitAllocation.firstPassBitrate`),
+    /// the second's its budget over its duration.
     public var bitrate: Int?
     /// libx264's stats text and MB-tree file from this segment's first pass.
     public var stats: String?

@@ -69,7 +69,20 @@ public struct JobPlan: Sendable {
     /// What segment `segment`'s task says of the passes: nil in one pass.
     public func pass(of segment: PlannedSegment) -> PassInput? {
         guard settings.twoPass else { return nil }
-        return secondPass.map { $0[segment.index] ?? PassInput(pass: 2) } ?? PassInput(pass: 1)
+        return secondPass.map { $0[segment.index] ?? PassInput(pass: 2) } ?? PassInput(pass: 1, bitrate: firstPassBitrate(segment))
+    }
+
+    /// Segment `segment`'s first-pass bitrate, from the source's bits over it against its bits over the file; at most
+    /// the VBV's maximum rate.
+    func firstPassBitrate(_ segment: PlannedSegment) -> Int? {
+        guard let bitrate = settings.bitrate else { return nil }
+        let packets = probe.packets
+        let first = segment.firstPacket + segment.preRollPackets
+        guard first <= segment.lastPacket, segment.lastPacket < packets.count else { return bitrate }
+        let own = packets[first...segment.lastPacket].reduce(0) { $0 + $1.size }
+        let rate = BitAllocation.firstPassBitrate(bitrate, sourceBytes: own, seconds: cuts.timeBase.seconds(segment.endPTS - segment.startPTS),
+                                                  fileSourceBytes: packets.reduce(0) { $0 + $1.size }, fileSeconds: cuts.durationSeconds)
+        return min(rate, settings.maxrate ?? rate)
     }
 
     /// Opens the input again to read its packets.
