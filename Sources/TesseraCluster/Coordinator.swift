@@ -28,7 +28,7 @@ public final class Coordinator: Sendable {
 
     let options: Options
     let logger: Logger
-    let events = Locked<[Event]>([])
+    let events = CoordinatorEvents()
     let boundEndpoint = Locked<String?>(nil)
     let phaseTimings = Locked(PhaseTimings())
     let backgroundThreads = DispatchGroup()
@@ -79,7 +79,7 @@ public final class Coordinator: Sendable {
         try Self.prepareLoopSession(store)
         try store.listen()
         let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings,
-                                        patience: storePatience)
+                                        patience: storePatience, wake: events.doorbell)
         defer { spooler.stop() }
         let context = try ZMQContext(ioThreads: options.ioThreads)
         defer { context.close() }

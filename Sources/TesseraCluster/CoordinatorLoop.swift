@@ -62,10 +62,12 @@ final class CoordinatorLoop {
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
             var timeout = machine.receiveTimeout
-            while let frames = try socket.receiveFrames(timeout: timeout) {
+            let doorbell = coordinator.events.doorbell
+            while let frames = try socket.receiveFrames(timeout: timeout, wake: doorbell.isValid ? doorbell.fd : nil) {
                 timeout = 0
                 try step("message", \.results) { try handle(frames) }
             }
+            doorbell.answer()
             try step("results", \.results) { try takeOutcomes() }
             if store.sessions != sessions {
                 sessions = store.sessions
@@ -77,7 +79,7 @@ final class CoordinatorLoop {
                 keysChecked = authorized.generation
                 try step("keys", \.bookkeeping) { try revoke(machine.keysChanged(allowed: authorized.keys)) }
             }
-            for event in coordinator.events.withValue({ q -> [Coordinator.Event] in defer { q.removeAll() }; return q }) {
+            for event in coordinator.events.take() {
                 try step("job event", \.bookkeeping) { try apply(event) }
             }
             let now = Stopwatch.now

@@ -122,6 +122,8 @@ struct CoordinatorStateMachine {
     private(set) var dispatchDue = true
     /// A sweep is asked for (a notification, a job's last segment, a reconnect).
     private(set) var sweepAsked = false
+    /// A job's last segment was recorded: the sweep is due at once.
+    private(set) var finishedAsked = false
     /// Free slots waited on the send window at the last dispatch: look again soon, not on the next message.
     private(set) var windowFull = false
     private var nextBeat: Double, nextSweep: Double, nextReap: Double, nextNotifications: Double
@@ -244,7 +246,8 @@ struct CoordinatorStateMachine {
     mutating func recorded(_ segment: SegmentRef) {
         guard var job = jobs[segment.jobID], job.outstanding.remove(segment.index) != nil else { return }
         jobs[segment.jobID] = job
-        if job.outstanding.isEmpty { sweepAsked = true }
+        // Its last one: the sweep that stitches it comes at once, not after the 50 ms between sweeps.
+        if job.outstanding.isEmpty { sweepAsked = true; finishedAsked = true }
     }
 
     /// The result spooler refused a worker's result because its headers differ from the job's.
@@ -431,8 +434,9 @@ struct CoordinatorStateMachine {
     /// when queued jobs wait and planned work runs short), otherwise every 5 s as a safety net.
     mutating func sweepDue(now: Double) -> Bool {
         let asked = sweepAsked || (queueWaiting && wantsJobs)
-        guard now >= nextSweep || (asked && now - lastSweep >= 0.05) else { return false }
+        guard now >= nextSweep || finishedAsked || (asked && now - lastSweep >= 0.05) else { return false }
         sweepAsked = false
+        finishedAsked = false
         lastSweep = now
         nextSweep = now + 5
         pending = .unknown

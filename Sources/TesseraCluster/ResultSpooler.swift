@@ -68,10 +68,14 @@ final class ResultSpooler: @unchecked Sendable {
     var referenceHeaders: [String: String] = [:]
     /// Each job's spool, open for appending.
     var spools: [String: ResultSpool] = [:]
+    /// Rung when outcomes are ready for the loop.
+    let wake: Doorbell?
 
     /// Connects to the store (a session set up as the loop's: `Coordinator.prepareLoopSession`) and starts
     /// the thread.
-    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>, patience: StorePatience) throws {
+    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>, patience: StorePatience,
+         wake: Doorbell? = nil) throws {
+        self.wake = wake
         store = try JobStore.connect(url: databaseURL, patience: patience)
         try Coordinator.prepareLoopSession(store)
         self.spool = spool
@@ -187,6 +191,7 @@ final class ResultSpooler: @unchecked Sendable {
                 state.outcomes += outcomes
                 if let failure { state.failure = failure }
             }
+            if !outcomes.isEmpty || failure != nil { wake?.ring() }
             if failure != nil { return }
         }
     }

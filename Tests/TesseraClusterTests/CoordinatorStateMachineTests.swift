@@ -389,6 +389,17 @@ struct CoordinatorStateMachineTests {
         #expect(!empty.wantsJobs)
     }
 
+    @Test func aJobsLastSegmentIsSweptAtOnce() {
+        var machine = Self.machine(jobs: [Self.jobA: 2])
+        _ = machine.sweepDue(now: 1)
+        machine.recorded(Self.ref(Self.jobA, 0))
+        let one = machine.sweepDue(now: 1.01)
+        #expect(!one, "a segment that is not the last needs no sweep")
+        machine.recorded(Self.ref(Self.jobA, 1))
+        let last = machine.sweepDue(now: 1.02)
+        #expect(last, "the last one does, within the 50 ms between asked sweeps")
+    }
+
     @Test func aStoreReconnectReconcilesEveryWorkerAndSweeps() {
         var machine = Self.machine(workers: ["w1": 2, "w2": 1], jobs: [Self.jobA: 5])
         var next = 0
