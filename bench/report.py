@@ -249,6 +249,11 @@ def main():
                 r["met"] = abs(r["sizeRatio"] - 1) <= 0.015 and abs(r["psnrDifferenceDB"]) <= 0.05 and (worst is None or worst >= -1)
         results["realFootage"] = footage
 
+    # 7: the cost of two passes, when measured.
+    two = os.path.join(raw, "bitrate.json")
+    if os.path.exists(two):
+        results["twoPass"] = load(two)
+
     with open(a.out, "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
     print_table(results)
@@ -300,6 +305,9 @@ def print_table(r):
             row(f"real {name} {preset}: size / PSNR dB / worst start dB ({q['segments']} segments)",
                 f"{100 * (q['sizeRatio'] - 1):+.2f}% / {q['psnrDifferenceDB']:+.3f} / {worst}", "±1.5% ±0.05 -1", q["met"])
             row(f"real {name} {preset}: wall s tessera / ffmpeg", f"{q['wallSeconds']['tessera']:.2f} / {q['wallSeconds']['ffmpeg']:.2f}")
+    for c in r.get("twoPass", {}).get("twoPassCost", []):
+        row(f"two passes {c['clip']} {c['target'] // 1000}k: wall s two / one pass",
+            f"{c['twoPassSeconds']:.2f} / {c['onePassSeconds']:.2f} = {c['ratio']:.2f}x", "<= 1.5", c["met"])
     m = r["memory"]
     row("worker peak RSS MB, 1080p", m["workerPeakMB1080p"])
     row("coordinator peak RSS MB, 1080p", m["coordinatorPeakMB1080p"])
