@@ -161,7 +161,10 @@ extension CutPlanner {
         let cost = options.costOfAnExtraCut ?? estimatedCostOfAnExtraCut
         let affordable = cost > 0 ? Int(options.extraCutBudget / cost) : Int.max
         guard affordable > 0 else { return cuts }
-        let sites = CutSites.balancing(cuts, preRollWeight: options.preRollWeight)
+        // A clip of one forecast GOP is split evenly, pre-roll counted (a 5 s clip with source keyframes
+        // every 2 s: 75 + 75 frames, not 60 + 90); longer plans move their cuts to clean ones, where a
+        // plan of many segments balances as well and decodes nothing more.
+        let sites = cuts.count > 1 ? CutSites.preferring(cuts) : CutSites.balancing(cuts, preRollWeight: options.preRollWeight)
         var candidate = cuts.count > 1
             ? balanced(cuts, encoders: options.encoders, minimumSegments: max(options.minimumSegments, options.encoders),
                        maxPreRoll: maxPreRoll, sites: sites)
