@@ -164,25 +164,23 @@ public struct CutPlanner: Sendable {
     /// The clean cut (a display position with no pre-roll) nearest `ideal` from `low` through `high`,
     /// the earlier of two as near; nil when there is none.
     func nearestCleanCut(to ideal: Int, from low: Int, through high: Int) -> Int? {
-        guard low <= high else { return nil }
-        var best: Int?
-        var bestDistance = Int.max
-        for j in low...high where entry(forDisplayPosition: j).preRoll == 0 {
-            let distance = abs(j - ideal)
-            if distance < bestDistance { bestDistance = distance; best = j }
-        }
-        return best
+        cheapest(from: low, through: high) { j in entry(forDisplayPosition: j).preRoll == 0 ? Double(abs(j - ideal)) : nil }
     }
 
     /// The cut from `low` through `high` whose distance from `ideal` plus its pre-roll decode (each packet
     /// weighed as `preRollWeight` of a frame) is least, the earlier of two as cheap; nil when the range is empty.
     func cheapestCut(to ideal: Int, from low: Int, through high: Int, preRollWeight: Double) -> Int? {
+        cheapest(from: low, through: high) { j in Double(abs(j - ideal)) + preRollWeight * Double(entry(forDisplayPosition: j).preRoll) }
+    }
+
+    /// The position from `low` through `high` of least `cost` (nil: not a candidate), the earlier of two
+    /// as cheap.
+    private func cheapest(from low: Int, through high: Int, _ cost: (Int) -> Double?) -> Int? {
         guard low <= high else { return nil }
         var best: Int?
         var bestCost = Double.infinity
         for j in low...high {
-            let cost = Double(abs(j - ideal)) + preRollWeight * Double(entry(forDisplayPosition: j).preRoll)
-            if cost < bestCost { bestCost = cost; best = j }
+            if let c = cost(j), c < bestCost { bestCost = c; best = j }
         }
         return best
     }
