@@ -72,6 +72,9 @@ final class WorkerSession {
         }
     }
 
+    /// The coordinator is on this machine (an ipc endpoint).
+    var onThisMachine: Bool { endpoint.hasPrefix("ipc://") }
+
     func connect(_ context: ZMQContext) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context, .dealer)
         try socket.setRoutingID(Array(options.workerID.utf8))
@@ -82,8 +85,7 @@ final class WorkerSession {
         // libzmq retries a refused or broken connection itself: after 0.1 s at first, backing off to 8 s;
         // on this machine (ipc), every 10 ms, so that a worker started with its coordinator (`tessera
         // transcode`) joins the moment it binds.
-        let local = endpoint.hasPrefix("ipc://")
-        try socket.setReconnectInterval(seconds: local ? 0.01 : 0.1, maximum: local ? 0.01 : 8)
+        try socket.setReconnectInterval(seconds: onThisMachine ? 0.01 : 0.1, maximum: onThisMachine ? 0.01 : 8)
         // A connection whose handshake failed takes no messages: a send then gives up instead of blocking.
         try socket.setSendTimeout(seconds: 1)
         try socket.connect(endpoint)
@@ -102,7 +104,7 @@ final class WorkerSession {
         var lastHeard = Date()
         // On ipc, silence counts from the connection: a local coordinator not bound yet is waited for
         // (libzmq retries every 10 ms) rather than given up on, and the retry backed off.
-        var linked = !endpoint.hasPrefix("ipc://")
+        var linked = !onThisMachine
         var nextBeat = Date().addingTimeInterval(interval)
         while true {
             if let parent = options.parentProcess, getppid() != parent { stop.cancel() }
