@@ -59,6 +59,9 @@ final class CoordinatorLoop {
 
     func run(until stop: CancellationFlag) throws {
         var sessions = store.sessions
+        // A stop wakes the loop from its wait on the workers' socket.
+        let observer = stop.onCancel { [weak doorbell = coordinator.events.doorbell] in doorbell?.ring() }
+        defer { stop.stopObserving(observer) }
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
             var timeout = machine.receiveTimeout

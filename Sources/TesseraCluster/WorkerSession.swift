@@ -100,6 +100,9 @@ final class WorkerSession {
     func serve(_ socket: ZMQSocket, monitor: ZMQMonitor?, stop: CancellationFlag) throws(ZMQError) -> Outcome {
         let interval = options.heartbeatInterval
         let doorbell = outbox.doorbell
+        // A stop (SIGTERM, the parent's pool resting) wakes the loop rather than waiting out its poll.
+        let observer = stop.onCancel { [weak doorbell] in doorbell?.ring() }
+        defer { stop.stopObserving(observer) }
         heardFromCoordinator = false
         var lastHeard = Date()
         // On ipc, silence counts from the connection: a local coordinator not bound yet is waited for
