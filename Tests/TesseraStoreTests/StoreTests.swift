@@ -178,6 +178,27 @@ import TesseraCore
         #expect(record.framesTotal == 30)
     }
 
+    /// A segment recorded done moves its frames from in flight to done at once: the job's progress never
+    /// counts them twice, and never goes back when the coordinator next records what is in flight.
+    @Test func aCompletedSegmentsFramesAreNotCountedTwice() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        let job = try store.plannedJob(segments: 3)
+        try store.heartbeat(worker: "a", host: "test")
+        let leases = try store.lease(slots: ["a", "a"], seconds: 60)
+        try #require(leases.count == 2)
+        // 10 frames of the first task encoded, 4 of the second.
+        try store.recordProgress(job, framesEncoding: 14, fps: nil, speed: nil)
+        #expect(try store.job(job).framesDone == 14)
+        let result = SegmentResult(path: "/spool/x", checksum: "abc", sizeBytes: 100, encodeSeconds: 1.5)
+        #expect(try store.complete(leases[0].lease, worker: "a", result: result))
+        let shown = try store.job(job).framesDone
+        #expect(shown == 14, "the finished segment's 10 frames counted once, not 24: \(shown)")
+        // What the coordinator records next: the second task's 4 frames.
+        try store.recordProgress(job, framesEncoding: 4, fps: nil, speed: nil)
+        #expect(try store.job(job).framesDone == 14)
+    }
+
     @Test func oneStatementLeasesForEverySlotFairlyAndCompletesABatch() throws {
         let (store, _) = try TestDatabase.store()
         defer { store.close() }
