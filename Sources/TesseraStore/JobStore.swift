@@ -91,7 +91,10 @@ public final class JobStore {
     public func job(_ idOrPrefix: String) throws(StoreError) -> JobRecord {
         try Self.validateID(idOrPrefix)
         let key = idOrPrefix.lowercased()
-        let rows = try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY jobs.created_at LIMIT 2", [key])
+        // A whole id is looked up by the primary key; a prefix scans every job's id as text.
+        let rows = UUID(uuidString: key) != nil
+            ? try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id = $1::uuid", [key])
+            : try run("reading the job", "SELECT \(JobRecord.columns) FROM jobs WHERE id::text LIKE $1 || '%' ORDER BY jobs.created_at LIMIT 2", [key])
         guard let row = rows.first else { throw StoreError("no job \(idOrPrefix)") }
         guard rows.count == 1 || rows[0].string("id") == key else { throw StoreError("job id prefix \(idOrPrefix) is ambiguous") }
         return try JobRecord(row)

@@ -178,6 +178,17 @@ import TesseraCore
         #expect(record.framesTotal == 30)
     }
 
+    /// A whole id is found by the primary key, a prefix by its text; an unknown whole id is no job.
+    @Test func aJobIsFoundByItsIdOrAPrefix() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        let job = try store.plannedJob(segments: 1)
+        #expect(try store.job(job).id == job)
+        #expect(try store.job(job.uppercased()).id == job)
+        #expect(try store.job(String(job.prefix(8))).id == job)
+        #expect(throws: StoreError.self) { try store.job("00000000-0000-4000-8000-000000000000") }
+    }
+
     /// A segment recorded done moves its frames from in flight to done at once: the job's progress never
     /// counts them twice, and never goes back when the coordinator next records what is in flight.
     @Test func aCompletedSegmentsFramesAreNotCountedTwice() throws {
