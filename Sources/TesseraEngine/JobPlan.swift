@@ -63,7 +63,17 @@ public struct JobPlan: Sendable {
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
                     output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), pass: pass(of: segment),
-                    packets: packets)
+                    sceneCuts: sceneCuts(of: segment), packets: packets)
+    }
+
+    /// False for a segment that starts where the whole-file encode puts no IDR (an extra cut) and holds none of
+    /// its forecast IDRs: libx264 there would weigh scene cuts by the frames since the segment's own first IDR,
+    /// not since the whole file's last one, and in noisy or fast content make IDRs the whole file does not
+    /// (see docs/architecture.md). Nil elsewhere: libx264 decides as in the whole file.
+    public func sceneCuts(of segment: PlannedSegment) -> Bool? {
+        guard segment.index > 0, let keyframes = cuts.forecastKeyframes,
+              !keyframes.contains(where: { $0 >= segment.startPTS && $0 < segment.endPTS }) else { return nil }
+        return false
     }
 
     /// What segment `segment`'s task says of the passes: nil in one pass.

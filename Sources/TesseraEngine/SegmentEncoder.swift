@@ -9,7 +9,7 @@ public enum SegmentEncoder {
     /// libx264 configuration from the frozen settings. Identical for every segment of a job.
     /// `pass` and `statsPath`: a two-pass job's pass, and where libx264 writes or reads its statistics.
     public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings,
-                                     pass: PassInput? = nil, statsPath: String? = nil) -> VideoEncoderConfig {
+                                     pass: PassInput? = nil, statsPath: String? = nil, sceneCuts: Bool? = nil) -> VideoEncoderConfig {
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         config.threads = Int32(settings.threads)
@@ -26,6 +26,8 @@ public enum SegmentEncoder {
         }
         // Closed GOP and a pinned pic_init_qp, so that every segment's PPS is the same.
         var params = "open-gop=0:stitchable=1"
+        // A segment starting at an extra cut makes no IDR of its own (`JobPlan.sceneCuts(of:)`).
+        if sceneCuts == false { params += ":scenecut=0" }
         // A frame asked to be intra (a segment's first after its lead-in) is an IDR.
         options.append(("forced-idr", "1"))
         // Each segment starts its own VBV buffer. x264 assumes it 90% full, so every join could spend
@@ -94,7 +96,8 @@ public enum SegmentEncoder {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
             _ = FFmpeg.deterministicAllocations   // before libx264 allocates anything
-            let encoder = try Encoder(video: encoderConfig(output, header.settings, pass: pass, statsPath: statsPath))
+            let encoder = try Encoder(video: encoderConfig(output, header.settings, pass: pass, statsPath: statsPath,
+                                                                   sceneCuts: header.sceneCuts))
             let picture = try PicturePipeline(output)
             let ticks = output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: header.timeBase)
             let resamples = output.resamplesFrameRate == true

@@ -17,6 +17,8 @@ public struct SegmentTask: BlobPayload {
         public var leadIn: Int?
         /// The pass of a two-pass job (`EncoderSettings.twoPass`); nil: a one-pass encode.
         public var pass: PassInput?
+        /// False: the encoder makes no IDR of its own, scene detection off (`JobPlan.sceneCuts(of:)`); nil: libx264's.
+        public var sceneCuts: Bool?
     }
 
     public var header: Header
@@ -24,9 +26,9 @@ public struct SegmentTask: BlobPayload {
 
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
                 output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
-                pass: PassInput? = nil, packets: [MediaPacket]) {
+                pass: PassInput? = nil, sceneCuts: Bool? = nil, packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
-                        runOut: runOut, leadIn: leadIn, pass: pass)
+                        runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts)
         self.packets = packets
     }
 

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraEngine
+
+/// A segment that starts where the whole-file encode puts no IDR (an extra cut) makes no IDR of its own:
+/// libx264 alone weighs a scene cut by the frames since the segment's first IDR, not since the whole file's
+/// last one, and in noisy content makes IDRs the whole-file encode does not.
+@Suite(.serialized) struct ExtraCutTests {
+    @Test func aSegmentAtAnExtraCutMakesNoIDRTheWholeFileDoesNot() throws {
+        // 4 s clean, then 4 s noisy: one forecast GOP, cut evenly in two, the second piece at an extra cut.
+        let source = try TwoPassTests.cleanThenNoisy()
+        let plan = try JobPlanner.plan(try MediaProbe.probe(source),
+                                       options: JobOptions(settings: EncoderSettings(preset: "veryfast"), segmentSeconds: nil, workers: 2))
+        try #require(plan.cuts.segments.count == 2, "\(plan.cuts.segments.map(\.frameCount))")
+        let (first, second) = (plan.cuts.segments[0], plan.cuts.segments[1])
+        try #require(plan.cuts.forecastKeyframes == [first.startPTS], "the whole-file encode has one IDR, at the start")
+        #expect(plan.sceneCuts(of: first) == nil, "the first segment starts as the whole file does")
+        let task = try SegmentReader(plan: plan).task(for: second)
+        #expect(task.header.sceneCuts == false)
+
+        func idrs(_ task: SegmentTask) throws -> [Int64] {
+            let encoded = try SegmentEncoder.encode(task)
+            let classifier = RandomAccessClassifier(codecName: "h264", intraOnly: false, extradata: encoded.header.extradata)
+            return encoded.packets.filter { p in p.data.withUnsafeBytes { classifier.classify($0, keyFlag: p.isKey) } == .idr }
+                .compactMap(\.pts).sorted()
+        }
+        #expect(try idrs(task) == [second.startPTS], "only the cut's own IDR")
+        // libx264 deciding alone makes more in the noise (the whole-file encode makes none there).
+        var alone = task
+        alone.header.sceneCuts = nil
+        #expect(try idrs(alone).count > 1)
+    }
+}
