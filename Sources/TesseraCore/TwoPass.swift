@@ -170,7 +170,7 @@ public enum BitAllocation {
     }
 
     /// A segment's first-pass bitrate: the file's, times the source's own bit rate over the segment against its
-    /// rate over the file to the power 1.5 (within two thirds and one and a half times). A source encoded at
+    /// rate over the file to the power 1.5 (within 0.4 and 1.5 times). A source encoded at
     /// even quality spends its bits as the content asks, so each first pass runs nearer the quantiser its second
     /// pass will have, where libx264's bits-from-quantiser model holds; at the file's bitrate, a segment much
     /// easier or harder than the file's average would run far from it, and its budget and its second pass
@@ -180,7 +180,7 @@ public enum BitAllocation {
         guard sourceBytes > 0, seconds > 0, fileSourceBytes > 0, fileSeconds > 0 else { return bitrate }
         // An encode below the source's rate spreads its bits wider than the source does (flat areas empty first).
         let ratio = pow((Double(sourceBytes) / seconds) / (Double(fileSourceBytes) / fileSeconds), 1.5)
-        return max(1, Int((Double(bitrate) * min(max(ratio, 2.0 / 3), 1.5) / 1000).rounded())) * 1000
+        return max(1, Int((Double(bitrate) * min(max(ratio, 0.4), 1.5) / 1000).rounded())) * 1000
     }
 
     /// Bits of `bitrate` over the segments' duration: the file's target.
