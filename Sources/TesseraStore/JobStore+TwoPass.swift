@@ -8,14 +8,14 @@ extension JobStore {
         try transaction("recording the second pass") {
             let job = try db.query("SELECT state, coordinator FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first
             guard job?.string("state") == JobState.encoding.rawValue, job?.string("coordinator") == coordinator else { return false }
-            let keys = passes.keys.sorted()
-            let inserted = try db.query("""
-                INSERT INTO segment_passes (job_id, index, bitrate, stats, macroblock_tree)
-                SELECT $1::uuid, u.* FROM unnest($2::int[], $3::int[], $4::text[], $5::text[]) AS u
-                ON CONFLICT (job_id, index) DO NOTHING
-                """, [jobID, Self.array(keys.map { String($0) }), Self.array(keys.map { String(passes[$0]?.bitrate ?? 0) }),
-                      Self.array(keys.map { passes[$0]?.stats ?? "" }), Self.array(keys.map { passes[$0]?.macroblockTree.hexString ?? "" })])
-            guard inserted.affected == keys.count else { throw StoreError("job \(jobID): second pass already recorded") }
+            // A row at a time: the MB-tree files are megabytes each, too big to go through an array literal.
+            for (index, pass) in passes.sorted(by: { $0.key < $1.key }) {
+                let inserted = try db.query("""
+                    INSERT INTO segment_passes (job_id, index, bitrate, stats, macroblock_tree) VALUES ($1::uuid, $2, $3, $4, $5)
+                    ON CONFLICT (job_id, index) DO NOTHING
+                    """, [jobID, String(index), String(pass.bitrate ?? 0), pass.stats ?? "", pass.macroblockTree.hexString])
+                guard inserted.affected == 1 else { throw StoreError("job \(jobID): second pass already recorded") }
+            }
             try db.query("""
                 UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL,
                     last_error = NULL, attempts = 0

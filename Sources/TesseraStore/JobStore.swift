@@ -298,7 +298,8 @@ public final class JobStore {
     /// Concurrent lessors never get the same segment (FOR UPDATE SKIP LOCKED). Jobs of higher priority
     /// first; within a priority, fair between jobs: a segment's place is the leases its job holds now
     /// plus its rank within the job, so the picks fill the jobs with the fewest leases evenly; ties go to
-    /// the oldest job, then longest segments first.
+    /// the oldest job, then longest segments first: by the seconds a segment's last encode took when it has
+    /// one (a two-pass job's second pass, by its first), else by its frames.
     /// With `coordinator`, only jobs that coordinator holds (one that lost a job to another leases no more of it).
     public func lease(slots: [String], seconds: Double, jobs: [String]? = nil, attemptLimit: Int = Int(Int32.max),
                       coordinator: String? = nil) throws(StoreError) -> [(worker: String, lease: Lease)] {
@@ -316,21 +317,23 @@ public final class JobStore {
                 FROM jobs j WHERE j.state = 'encoding' AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
                     AND ($6::text IS NULL OR j.coordinator = $6)
             ), ranked AS MATERIALIZED (
-                SELECT c.job_id, c.index, o.priority, o.created_at, c.frame_count, o.n + c.rank AS place
+                SELECT c.job_id, c.index, o.priority, o.created_at, c.seconds, c.frame_count, o.n + c.rank AS place
                 FROM open_jobs o CROSS JOIN LATERAL (
-                    SELECT s1.job_id, s1.index, s1.frame_count, row_number() OVER (ORDER BY s1.frame_count DESC, s1.index) AS rank
-                    FROM (SELECT job_id, index, frame_count FROM segments
+                    SELECT s1.job_id, s1.index, s1.seconds, s1.frame_count,
+                        row_number() OVER (ORDER BY s1.seconds DESC NULLS LAST, s1.frame_count DESC, s1.index) AS rank
+                    FROM (SELECT job_id, index, encode_seconds AS seconds, frame_count FROM segments
                           WHERE job_id = o.id AND state = 'pending' AND attempts < $5
-                          ORDER BY frame_count DESC, index LIMIT 2 * $3::int) s1
+                          ORDER BY encode_seconds DESC NULLS LAST, frame_count DESC, index LIMIT 2 * $3::int) s1
                 ) c
             ), picked AS (
-                SELECT s2.job_id, s2.index, r.priority, r.place, r.created_at, r.frame_count
+                SELECT s2.job_id, s2.index, r.priority, r.place, r.created_at, r.seconds, r.frame_count
                 FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
                 WHERE s2.state = 'pending' AND s2.attempts < $5 AND ($4::uuid[] IS NULL OR s2.job_id = ANY($4::uuid[]))
-                ORDER BY r.priority DESC, r.place, r.created_at, r.frame_count DESC, r.index
+                ORDER BY r.priority DESC, r.place, r.created_at, r.seconds DESC NULLS LAST, r.frame_count DESC, r.index
                 LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
             ), numbered AS (
-                SELECT job_id, index, row_number() OVER (ORDER BY priority DESC, place, created_at, frame_count DESC, index) AS slot
+                SELECT job_id, index,
+                    row_number() OVER (ORDER BY priority DESC, place, created_at, seconds DESC NULLS LAST, frame_count DESC, index) AS slot
                 FROM picked
             )
             UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],

@@ -178,6 +178,25 @@ import TesseraCore
         #expect(record.framesTotal == 30)
     }
 
+    /// A second pass leases its segments by the seconds their first pass took, longest first: the last lease
+    /// is the quickest, and the encoders finish together.
+    @Test func aSecondPassLeasesTheSlowestFirstPassFirst() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        let job = try store.plannedJob(segments: 3)
+        try store.heartbeat(worker: "a", host: "test")
+        for (k, seconds) in [1.0, 3.0, 2.0].enumerated() {
+            let lease = try #require(try store.lease(worker: "a", seconds: 60).first)
+            #expect(lease.index == k, "equal frames: by index")
+            let result = SegmentResult(path: "/spool/\(k)", checksum: "abc", sizeBytes: 100, encodeSeconds: seconds)
+            #expect(try store.complete(lease, worker: "a", result: result))
+        }
+        let passes = Dictionary(uniqueKeysWithValues: (0..<3).map { ($0, PassInput(pass: 2, bitrate: 400_000, stats: "#options: 2x2")) })
+        #expect(try store.startSecondPass(job, coordinator: "test", passes))
+        let order = try (0..<3).map { _ in try #require(try store.lease(worker: "a", seconds: 60).first).index }
+        #expect(order == [1, 2, 0])
+    }
+
     /// A whole id is found by the primary key, a prefix by its text; an unknown whole id is no job.
     @Test func aJobIsFoundByItsIdOrAPrefix() throws {
         let (store, _) = try TestDatabase.store()
