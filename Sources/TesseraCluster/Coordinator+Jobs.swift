@@ -20,7 +20,7 @@ extension Coordinator {
         let job = try store.job(id)
         do {
             try OutputPath.check(job.output, input: job.input)
-            let probe = try options.knownProbe.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
+            let probe = try knownProbe.current.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
             // A new plan follows the load: few long segments while queued work keeps every encoder busy.
             if planNew {
@@ -55,7 +55,9 @@ extension Coordinator {
                     return
                 }
                 logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)",
-                                                  "cluster.encoders.busy": "\(jobOptions.load?.encoders ?? 0)"])
+                                                  "cluster.encoders.busy": "\(jobOptions.load?.encoders ?? 0)",
+                                                  "cluster.work.ahead": "\(Int((jobOptions.load?.queuedWork ?? 0) / 1e6))Mpx",
+                                                  "cluster.jobs.queued": "\(jobOptions.load?.queuedJobs ?? 0)"])
             } else {
                 let recorded = try store.plannedSegments(id)
                 // The recorded plan must still fit the file (it may have been replaced since).

@@ -13,14 +13,22 @@ public struct ClusterLoad: Sendable, Hashable {
     public var pendingWork: Double
     /// Jobs queued behind this one, not planned yet (their work is not known: each counts as this one).
     public var queuedJobs: Int
+    /// Seconds since the newest job was submitted: jobs arriving one after another (a burst being
+    /// submitted) are not the end of a queue.
+    public var quietSeconds: Double
 
-    public init(encoders: Int, freeEncoders: Int, leasedWork: Double, pendingWork: Double, queuedJobs: Int = 0) {
+    public init(encoders: Int, freeEncoders: Int, leasedWork: Double, pendingWork: Double, queuedJobs: Int = 0,
+                quietSeconds: Double = .infinity) {
         self.encoders = encoders
         self.freeEncoders = freeEncoders
         self.leasedWork = leasedWork
         self.pendingWork = pendingWork
         self.queuedJobs = queuedJobs
+        self.quietSeconds = quietSeconds
     }
+
+    /// How long no job must have been submitted before the queue's last jobs count as its end.
+    public static let quietBeforeEnding = 1.0
 
     /// Nothing leased, nothing pending.
     public static let idle = ClusterLoad(encoders: 0, freeEncoders: 0, leasedWork: 0, pendingWork: 0)
@@ -32,7 +40,7 @@ public struct ClusterLoad: Sendable, Hashable {
 /// The rule's answer for a job under load: how many segments, and where they may fall.
 public struct Segmentation: Sendable, Hashable {
     public var count: Int
-    /// Cut where equal pieces need it, not only where the encode puts IDR frames: the queue's last job,
+    /// Cut where equal pieces need it, not only where the encode puts IDR frames: the end of a queue,
     /// which nothing queued behind it can even out.
     public var anywhere: Bool
 
@@ -56,7 +64,11 @@ public struct Segmentation: Sendable, Hashable {
 ///   run-out at all; the rest of the work keeps every other encoder busy meanwhile;
 /// - in between, it gets that many segments where the encode puts IDR frames anyway;
 /// - the queue's last job (nothing behind it) in more than one piece is cut into equal pieces wherever
-///   they fall, so that the encoders finish together.
+///   they fall, so that the encoders finish together;
+/// - at the end of a queue (fewer jobs behind than encoders, more work ahead than the job, no job
+///   submitted for a second) the pieces are half that size, and cut the same way: what is leased last
+///   is short, and nothing queued behind it could fill the encoders that finish first. (Not while a
+///   burst is being submitted: the jobs behind may still be coming.)
 ///
 /// Coordinators plan a job when its work is about to be leased, not when it is submitted, so the jobs
 /// planned as the queue drains see less left and are cut finer, and the last ones spread over the
@@ -79,10 +91,14 @@ public struct SegmentationRule: Sendable, Hashable {
         if load.freeEncoders > 0 && load.pendingWork <= 0 && load.queuedJobs == 0 { return nil }
         let fine = 2 * encoders
         let left = load.queuedWork + work * Double(1 + max(0, load.queuedJobs))
-        let share = (2 * Double(encoders) * work / left).rounded(.up)
+        // The end of a queue: fewer jobs behind than encoders, so nothing planned after it evens them
+        // out; more work ahead than this job, and no job submitted for a while (not the start of a burst,
+        // whose jobs are still coming). Its pieces are half as large, and fall where equal pieces need them.
+        let ending = load.queuedJobs < encoders && load.queuedWork >= work && load.quietSeconds >= ClusterLoad.quietBeforeEnding
+        let share = (Double((ending ? 4 : 2) * encoders) * work / left).rounded(.up)
         let longest = (seconds / max(longestSegmentSeconds, 0.001)).rounded(.up)
         let count = Int(min(Double(fine), max(1, share, longest)))
         guard count < fine else { return nil }
-        return Segmentation(count: count, anywhere: load.queuedJobs == 0 && share > 1)
+        return Segmentation(count: count, anywhere: (ending || load.queuedJobs == 0) && share > 1)
     }
 }

@@ -28,6 +28,9 @@ public final class JobStore {
 
     public func close() { db.close() }
 
+    /// Whether the session is up now.
+    public var isConnected: Bool { db.isConnected }
+
     /// Database sessions this store has opened: it changes when the connection was lost and made again.
     public var sessions: Int { db.sessionsOpened }
 
@@ -141,16 +144,17 @@ public final class JobStore {
 
     /// Takes the queued job of highest priority (the oldest of those) for planning that names no
     /// coordinator or this one; nil when none is queued. With `outranking`, only a job of a higher
-    /// priority than every job of this coordinator's with segments pending (it must not wait behind them).
+    /// priority than every job of this coordinator's with segments pending (it must not wait behind
+    /// them); none when no segment is pending (nothing to outrank: the jobs being planned come first).
     public func claimQueuedJob(coordinator: String, only job: String? = nil, outranking: Bool = false) throws(StoreError) -> JobRecord? {
         let rows = try run("claiming a job", """
             UPDATE jobs SET state = 'planning', coordinator = $1
             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
                             AND (assigned_coordinator IS NULL OR assigned_coordinator = $1)
-                            AND (NOT $3::boolean OR priority > coalesce((
+                            AND (NOT $3::boolean OR priority > (
                                 SELECT max(p.priority) FROM jobs p
                                 WHERE p.coordinator = $1 AND p.state = 'encoding' AND p.stalled IS NULL
-                                    AND EXISTS (SELECT 1 FROM segments s WHERE s.job_id = p.id AND s.state = 'pending')), -1))
+                                    AND EXISTS (SELECT 1 FROM segments s WHERE s.job_id = p.id AND s.state = 'pending')))
                         ORDER BY priority DESC, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
             """, [coordinator, job, outranking ? "true" : "false"])

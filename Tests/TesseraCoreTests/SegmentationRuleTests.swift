@@ -8,8 +8,12 @@ import Testing
     static let pixels = 1280.0 * 720
     static func work(_ seconds: Double) -> Double { seconds * 30 * pixels }
 
-    static func load(encoders: Int, free: Int = 0, leased: Double = 0, pending: Double = 0, queued: Int = 0) -> ClusterLoad {
-        ClusterLoad(encoders: encoders, freeEncoders: free, leasedWork: work(leased), pendingWork: work(pending), queuedJobs: queued)
+    /// A load; `quiet`: seconds since the last submit (0: jobs are still being submitted, so no job is
+    /// the end of the queue).
+    static func load(encoders: Int, free: Int = 0, leased: Double = 0, pending: Double = 0, queued: Int = 0,
+                     quiet: Double = 0) -> ClusterLoad {
+        ClusterLoad(encoders: encoders, freeEncoders: free, leasedWork: work(leased), pendingWork: work(pending), queuedJobs: queued,
+                    quietSeconds: quiet)
     }
     /// The count the rule gives (nil: cut finely), and whether anywhere.
     func decide(_ seconds: Double, _ load: ClusterLoad) -> Segmentation? {
@@ -53,11 +57,23 @@ import Testing
         #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3, queued: 1)) == Segmentation(count: 2))
     }
 
+    @Test func theEndOfAQueueIsCutFinerWhereverPiecesFall() {
+        // One job behind on 2 encoders, as much work ahead as the job, nothing submitted for 5 s: the end of
+        // the queue. Pieces half as large (3, not 2), where equal pieces need them.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3, queued: 1, quiet: 5)) == Segmentation(count: 3, anywhere: true))
+        // The same while jobs are still being submitted: more may come, at the encode's IDR frames.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3, queued: 1, quiet: 0.2)) == Segmentation(count: 2))
+        // Little ahead (the start of a burst whose submits are slow): not the end either.
+        #expect(decide(5, Self.load(encoders: 2, leased: 1, queued: 1, quiet: 5)) == Segmentation(count: 2))
+        // Enough jobs behind to even the encoders out: not the end.
+        #expect(decide(5, Self.load(encoders: 2, leased: 2, pending: 3, queued: 2, quiet: 5)) == Segmentation(count: 1))
+    }
+
     @Test func workIsWeighedInPixels() {
         // 30 s of 360p queued is a ninth of 30 s of 1080p: a 1080p clip behind it is cut finer.
         let p360 = 640.0 * 360 * 30, p1080 = 1920.0 * 1080 * 30
-        let behind360 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p360, pendingWork: 28 * p360, queuedJobs: 1)
-        let behind1080 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p1080, pendingWork: 28 * p1080, queuedJobs: 1)
+        let behind360 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p360, pendingWork: 28 * p360, queuedJobs: 1, quietSeconds: 0)
+        let behind1080 = ClusterLoad(encoders: 2, freeEncoders: 0, leasedWork: 2 * p1080, pendingWork: 28 * p1080, queuedJobs: 1, quietSeconds: 0)
         let job = 10 * p1080
         #expect(rule.segments(seconds: 10, work: job, load: behind1080)?.count == 1)
         #expect(rule.segments(seconds: 10, work: job, load: behind360)?.count == 2)

@@ -30,8 +30,27 @@ import TesseraCore
         #expect(try store.load(coordinator: "c", priority: 50).queuedJobs == 1)
         let urgent = try store.submit(input: "/in.mp4", output: "/urgent.mp4", spec: JobSpec(), priority: 90)
         #expect(try store.claimQueuedJob(coordinator: "c", outranking: true)?.id == urgent)
-        // Another coordinator, with nothing pending, takes the waiting job when it wants one.
-        #expect(try store.claimQueuedJob(coordinator: "d", outranking: true)?.id == waiting)
+        // Another coordinator, with nothing pending, has nothing to outrank: its slots are filled by the
+        // jobs it is planning (a sweep claimed every queued job so). It takes the waiting job when it wants one.
+        #expect(try store.claimQueuedJob(coordinator: "d", outranking: true) == nil)
+        #expect(try store.claimQueuedJob(coordinator: "d")?.id == waiting)
+    }
+
+    /// The load counts what the encoders have left of their leases: the frames reported encoded are not
+    /// work ahead any more; and how long ago the last job was submitted.
+    @Test func theLoadCountsWhatLeasesHaveLeft() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        try store.heartbeat(worker: "a", host: "test")
+        let job = try store.plannedJob(segments: 2, coordinator: "c")
+        #expect(try store.lease(worker: "a", seconds: 60).count == 1)
+        let pixels = Double(1280 * 720)
+        let before = try store.load(coordinator: "c", priority: 50)
+        #expect(before.encoders == 1 && before.leasedWork == 10 * pixels && before.pendingWork == 10 * pixels)
+        try store.recordProgress(job, framesEncoding: 6, fps: nil, speed: nil)
+        let after = try store.load(coordinator: "c", priority: 50)
+        #expect(after.leasedWork == 4 * pixels && after.pendingWork == 10 * pixels)
+        #expect(after.quietSeconds >= 0 && after.quietSeconds < 60)
     }
 
     @Test func aPriorityOutsideZeroToHundredIsRefused() throws {
