@@ -37,9 +37,6 @@ extension Coordinator {
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
         /// results are no video. Otherwise such workers get nothing.
         public var benchmark = false
-        /// A probe of a job's input its submitter made moments ago (`tessera transcode`): planning uses
-        /// it instead of reading the file again while it still describes the file (`ProbeResult.describes`).
-        public var knownProbe: ProbeResult?
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind

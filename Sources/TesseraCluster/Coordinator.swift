@@ -32,6 +32,12 @@ public final class Coordinator: Sendable {
     let boundEndpoint = Locked<String?>(nil)
     let phaseTimings = Locked(PhaseTimings())
     let backgroundThreads = DispatchGroup()
+    /// Store connections of finished job threads, for the next ones.
+    let idleStores = StoreShelf()
+    /// A probe of a job's input its submitter made moments ago (`tessera transcode`, handed over with
+    /// `know`): planning uses it instead of reading the file again while it still describes the file
+    /// (`ProbeResult.describes`).
+    let knownProbe = Locked<ProbeResult?>(nil)
     /// SIGHUP asked for the authorized keys to be read again.
     let keysReloadAsked = Locked(false)
     /// The stop flag of the run under way: store connections waiting out an outage give up once it is set
@@ -47,6 +53,9 @@ public final class Coordinator: Sendable {
         self.options = options
         self.logger = logger
     }
+
+    /// Takes `probe` for its file's job (before the job is queued).
+    public func know(_ probe: ProbeResult) { knownProbe.withValue { $0 = probe } }
 
     /// The endpoint bound (with the real port when the option asked for `*`), once bound.
     public var endpoint: String? { boundEndpoint.current }
@@ -124,6 +133,7 @@ public final class Coordinator: Sendable {
         defer {
             logger.info("coordinator stopping")
             backgroundThreads.wait()
+            idleStores.closeAll()
         }
         let loop = CoordinatorLoop(self, store: store, socket: socket, spooler: spooler, authorized: authorized)
         try loop.run(until: stop)
@@ -196,21 +206,24 @@ public final class Coordinator: Sendable {
 
     func mine(_ job: String) -> Bool { options.onlyJob == nil || options.onlyJob == job }
 
-    /// Runs `work` on its own thread with its own store connection; failures fail the job.
+    /// Runs `work` on its own thread with a store connection of its own (one a finished thread left, or a
+    /// new one); failures fail the job.
     func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
         let url = options.databaseURL, patience = storePatience
-        let events = self.events
+        let events = self.events, shelf = idleStores
         let timings = phaseTimings
         startThread(name: "tessera-job-\(job.prefix(8))", group: backgroundThreads) {
             do {
                 let started = Stopwatch.now
-                let store = try JobStore.connect(url: url, patience: patience)
-                let connecting = Stopwatch.now - started
+                let store = try shelf.take() ?? JobStore.connect(url: url, patience: patience)
+                let connecting = Stopwatch.now - started, waited = store.queryTime
+                var succeeded = false
                 defer {
-                    store.close()
-                    timings.withValue { $0.database += connecting + store.queryTime }
+                    timings.withValue { $0.database += connecting + store.queryTime - waited }
+                    if succeeded { shelf.put(store) } else { store.close() }
                 }
                 try work(store)
+                succeeded = true
             } catch {
                 events.withValue { $0.append(.failed(job, "\(error)")) }
             }

@@ -431,10 +431,13 @@ struct CoordinatorStateMachine {
     }
 
     /// Whether a sweep is due after the notifications were read: at most every 50 ms when asked for (or
-    /// when queued jobs wait and planned work runs short), otherwise every 5 s as a safety net.
+    /// when queued jobs wait and planned work runs short), at once when asked while this coordinator has
+    /// no job at all (the first job queued to an idle coordinator is claimed without waiting), otherwise
+    /// every 5 s as a safety net.
     mutating func sweepDue(now: Double) -> Bool {
         let asked = sweepAsked || (queueWaiting && wantsJobs)
-        guard now >= nextSweep || finishedAsked || (asked && now - lastSweep >= 0.05) else { return false }
+        let idle = jobs.isEmpty && busy.isEmpty
+        guard now >= nextSweep || finishedAsked || (asked && (idle || now - lastSweep >= 0.05)) else { return false }
         sweepAsked = false
         finishedAsked = false
         lastSweep = now

@@ -37,38 +37,95 @@ struct LocalJobService: Service {
             workers.join("ipc://\(socket)")
         }
         try await withTaskCancellationOrGracefulShutdownHandler {
-            let (plan, probeAndPlan) = try await DedicatedThread.run("tessera-plan") { try prepare() }
-            var outcome = try await queue(plan, id: id, socket: socket, interrupted: interrupted)
-            // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
-            outcome.timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
-            outcome.timings.cliProbeAndPlan = probeAndPlan - plan.probe.sceneAnalysisSeconds
+            let outcome = try await transcode(id: id, socket: socket, interrupted: interrupted)
             self.outcome.withValue { $0 = outcome }
         } onCancelOrGracefulShutdown: {
             interrupted.cancel()
         }
     }
 
-    /// Has the store started, queues the job and follows it; nothing is queued once interrupted.
-    func queue(_ plan: JobPlan, id: String, socket: String, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
-        let started = Stopwatch.now
-        let notQueued = LocalTranscode.Outcome(job: nil, plan: plan, interrupted: true, timings: PhaseTimings(), finishedAt: started)
-        guard !interrupted.isCancelled else { return notQueued }
+    /// Probes, plans, queues and follows the job.
+    func transcode(id: String, socket: String, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
+        // A bad input fails here, before anything starts.
+        let (probe, probing, storeUp) = try await DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double, Bool) in
+            let (probe, seconds) = try probeInput()
+            return (probe, seconds, storeIsUp)
+        }
+        let plan: JobPlan, planning: Double, cluster: Cluster?, started: Double
+        if storeUp {
+            // Starting the coordinator creates nothing: it starts while the input is planned (its scene
+            // analysis), and a plan refused (impossible settings) leaves nothing behind either.
+            async let planned: (JobPlan, Double) = DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
+            started = Stopwatch.now
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted)
+            (plan, planning) = try await planned
+        } else {
+            // The store would be made or started: only for a job that can be queued.
+            (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
+            started = Stopwatch.now
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted)
+        }
+        var outcome = try await queue(plan, cluster, id: id, started: started, interrupted: interrupted)
+        // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
+        outcome.timings.sceneAnalysis = plan.probe.sceneAnalysisSeconds
+        outcome.timings.cliProbeAndPlan = probing + planning - plan.probe.sceneAnalysisSeconds
+        return outcome
+    }
+
+    /// Whether the embedded store already runs (starting the job's services would create nothing).
+    var storeIsUp: Bool {
+        if case .embedded(let postgres) = store { return postgres.server.isAnswering }
+        return false
+    }
+
+    /// What `start` started: the private coordinator, and this job's own store connection.
+    struct Cluster: @unchecked Sendable {
+        let coordinator: Coordinator
+        /// Opened on the starting thread, then used by the following thread alone.
+        let store: JobStore
+    }
+
+    /// The store started, the private coordinator with it, and a connection of the job's own opened (the
+    /// schema brought up to date); nil when interrupted first.
+    func start(id: String, socket: String, interrupted: CancellationFlag) async throws -> Cluster? {
+        guard !interrupted.isCancelled else { return nil }
         let url: String
         switch store {
         case .url(let given): url = given
         case .embedded(let postgres): url = try await postgres.url()
         }
-        guard !interrupted.isCancelled else { return notQueued }
-        return try await DedicatedThread.run("tessera-job") {
-            // The coordinator starts (store connections, bind) while this thread queues the job.
-            let coordinator = try startCoordinator(plan, id: id, url: url, socket: socket)
-            return try follow(plan, id: id, coordinator: coordinator, url: url, started: started, interrupted: interrupted)
+        guard !interrupted.isCancelled else { return nil }
+        return try await DedicatedThread.run("tessera-job") { () throws -> Cluster in
+            let coordinator = try startCoordinator(id: id, url: url, socket: socket)
+            let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
+            do {
+                try store.listen()
+            } catch {
+                store.close()
+                throw error
+            }
+            return Cluster(coordinator: coordinator, store: store)
         }
     }
 
-    /// The input (or a generated sample) checked, probed and planned, before anything starts; and the
-    /// seconds that took.
-    func prepare() throws(TesseraError) -> (JobPlan, Double) {
+    /// Queues the job and follows it; nothing is queued once interrupted.
+    func queue(_ plan: JobPlan, _ cluster: Cluster?, id: String, started: Double,
+               interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
+        guard let cluster, !interrupted.isCancelled else {
+            cluster?.store.close()
+            return LocalTranscode.Outcome(job: nil, plan: plan, interrupted: true, timings: PhaseTimings(), finishedAt: Stopwatch.now)
+        }
+        cluster.coordinator.know(plan.probe)
+        return try await DedicatedThread.run("tessera-job") { () throws -> LocalTranscode.Outcome in
+            defer { cluster.store.close() }
+            return try follow(plan, id: id, coordinator: cluster.coordinator, store: cluster.store, started: started,
+                              interrupted: interrupted)
+        }
+    }
+
+    /// The input (or a generated sample) checked and probed, before anything starts; and the seconds
+    /// the probe took.
+    func probeInput() throws(TesseraError) -> (ProbeResult, Double) {
         let source: String
         if let input = request.input {
             source = input
@@ -81,17 +138,25 @@ struct LocalJobService: Service {
         }
         try OutputPath.check(request.output, input: source)
         var seconds = 0.0
+        // The path the job records, so that the coordinator can take this probe for its own.
+        let probe = try Stopwatch.time(&seconds) { () throws(TesseraError) in
+            try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path)
+        }
+        return (probe, seconds)
+    }
+
+    /// The job planned from `probe`, and the seconds that took.
+    func planJob(_ probe: ProbeResult) throws(TesseraError) -> (JobPlan, Double) {
+        var seconds = 0.0
         let plan = try Stopwatch.time(&seconds) { () throws(TesseraError) in
-            // The path the job records, so that the coordinator can take this probe for its own.
-            try JobPlanner.plan(try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path),
-                                options: JobOptions(spec: request.spec, workers: request.workers))
+            try JobPlanner.plan(probe, options: JobOptions(spec: request.spec, workers: request.workers))
         }
         return (plan, seconds)
     }
 
     /// The job's private coordinator, started: it takes the job once queued (`onlyJob`), with this
-    /// process's probe of the input. On TCP, the workers join once it has bound its port.
-    func startCoordinator(_ plan: JobPlan, id: String, url: String, socket: String) throws(StoreError) -> Coordinator {
+    /// process's probe of the input (`know`). On TCP, the workers join once it has bound its port.
+    func startCoordinator(id: String, url: String, socket: String) throws(StoreError) -> Coordinator {
         let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
         let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
             .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
@@ -118,7 +183,6 @@ struct LocalJobService: Service {
         options.planningWorkers = request.workers
         options.heartbeatInterval = 0.5
         options.benchmark = request.benchBytesPerFrame != nil
-        options.knownProbe = plan.probe
         options.ioThreads = request.ioThreads
         let coordinator = Coordinator(options: options, logger: logger)
         self.coordinator.assign(coordinator)
@@ -135,12 +199,9 @@ struct LocalJobService: Service {
     /// The job names its private coordinator: another coordinator on the same store leaves it alone.
     static var coordinatorID: String { "transcode@\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)" }
 
-    /// Queues the job and follows it until it ends; on this thread, which owns the store connection.
-    func follow(_ plan: JobPlan, id: String, coordinator: Coordinator, url: String, started: Double,
+    /// Queues the job and follows it until it ends, on `store`.
+    func follow(_ plan: JobPlan, id: String, coordinator: Coordinator, store: JobStore, started: Double,
                 interrupted: CancellationFlag) throws(StoreError) -> LocalTranscode.Outcome {
-        let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
-        defer { store.close() }
-        try store.listen()
         let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
         _ = try store.submit(input: plan.inputPath, output: output, spec: request.spec, coordinator: Self.coordinatorID, id: id)
 

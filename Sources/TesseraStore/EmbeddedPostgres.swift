@@ -93,16 +93,20 @@ public struct EmbeddedPostgres: Sendable {
                       detail: out.stdout.split(whereSeparator: \.isNewline).first.map(String.init) ?? "")
     }
 
+    /// Whether the server runs with its database: a connection made and closed, in a millisecond.
+    public var isAnswering: Bool {
+        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path),
+              let running = try? PGConnection(conninfo: url, reconnectTimeout: 0) else { return false }
+        running.close()
+        return true
+    }
+
     /// Initialises the directory if needed, starts the server if it is not running, and creates the
     /// Tessera database. Safe to call from several processes at once.
     public func start() throws(StoreError) {
         // Already running with its database (the usual case): a connection says so in a millisecond,
         // where the checks below run several programs.
-        if FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path),
-           let running = try? PGConnection(conninfo: url, reconnectTimeout: 0) {
-            running.close()
-            return
-        }
+        if isAnswering { return }
         let bin = try Self.binDirectory()
         try prepareDirectory()
         try withLock { () throws(StoreError) in

@@ -351,6 +351,21 @@ struct CoordinatorStateMachineTests {
         #expect(r26)
     }
 
+    @Test func anIdleCoordinatorSweepsAtOnceWhenAJobIsQueued() {
+        var machine = Self.machine(jobs: [:])
+        _ = machine.sweepDue(now: 0)
+        machine.notified(Self.jobA, state: .queued)
+        let idle = machine.sweepDue(now: 0.001)
+        #expect(idle, "nothing to do: no reason to wait")
+        // Once it has a job, notifications wait out the 50 ms again.
+        machine.planningStarted(Self.jobA)
+        machine.notified(Self.jobB, state: .queued)
+        let busy = machine.sweepDue(now: 0.002)
+        #expect(!busy)
+        let later = machine.sweepDue(now: 0.06)
+        #expect(later)
+    }
+
     @Test func queuedJobsArePlannedAsTheirWorkIsAboutToBeLeased() {
         // Two slots, a job of 3 segments: 3 not leased, nothing more is planned.
         var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 3])
