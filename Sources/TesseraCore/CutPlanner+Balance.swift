@@ -30,10 +30,15 @@ extension CutPlanner {
     /// until the last one does: up to a whole segment (measured: 3 s of a 22 s 1080p job on 2 cores).
     /// Splitting `encoders` of the longest segments in two, at the clean cut nearest their middle, makes
     /// the segments leased last (longest first) half as long, for `encoders` more IDR frames. Only when
-    /// there are at least two rounds and each half is at least `minimumFrames` long.
+    /// there are at least two rounds and each half is at least `minimumFrames` long, and not when the plan
+    /// has `encoders` segments of at most half the longest already (a 60 s 1080p plan balanced with cuts
+    /// off the forecast keyframes: 10 segments tapered, 8 without, 2 % faster).
     func tapered(_ cuts: [Int], encoders: Int, minimumFrames: Int, sites: CutSites = .anywhere) -> [Int] {
         guard encoders > 1, cuts.count >= 2 * encoders else { return cuts }
         let lengths = lengths(of: cuts)
+        // Tapered already: `encoders` segments at most half the longest are leased last anyway.
+        let longest = lengths.max() ?? 0
+        guard lengths.filter({ 2 * $0 <= longest }).count < encoders else { return cuts }
         var added: [Int] = []
         for k in cuts.indices.sorted(by: { lengths[$0] > lengths[$1] }) where added.count < encoders {
             let start = cuts[k], length = lengths[k]

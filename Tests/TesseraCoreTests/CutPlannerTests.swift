@@ -190,6 +190,12 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
         // Halves shorter than the minimum segment are not made.
         options.minimumSegmentSeconds = 5
         #expect(planner.plan(options).segments.count == 8)
+        // Tapered already: two segments of at most half the longest are leased last; nothing is split.
+        let short = [0, 360, 720, 1080, 1440, 1620]
+        #expect(planner.tapered(short, encoders: 2, minimumFrames: 30) == short)
+        // One such segment is not enough for two encoders.
+        let lone = [0, 360, 720, 1080, 1440, 1650]
+        #expect(planner.tapered(lone, encoders: 2, minimumFrames: 30).count == 8)
     }
 
     @Test func makespanIsLongestFirst() {
