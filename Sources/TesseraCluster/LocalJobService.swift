@@ -58,7 +58,12 @@ struct LocalJobService: Service {
             async let planned: (JobPlan, Double) = DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
             cluster = try await start(id: id, socket: socket, interrupted: interrupted)
-            (plan, planning) = try await planned
+            do {
+                (plan, planning) = try await planned
+            } catch {
+                cluster?.store.close()
+                throw error
+            }
         } else {
             // The store would be made or started: only for a job that can be queued.
             (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
