@@ -14,6 +14,8 @@ public struct PGNotification: Sendable {
 /// `reconnectTimeout`) before the next statement.
 public final class PGConnection {
     private var conn: OpaquePointer?
+    /// Notifications taken from libpq by `hasNotifications`, not returned yet.
+    private var buffered: [PGNotification] = []
     public let conninfo: String
     public var reconnectTimeout: TimeInterval
     /// Called after each failed reconnection attempt with its error; returning false gives up at once
@@ -73,6 +75,14 @@ public final class PGConnection {
     }
 
     public var isConnected: Bool { conn != nil && PQstatus(conn) == CONNECTION_OK }
+
+    /// The connection's socket, to wait on beside others (readable: notifications or an error arrived);
+    /// nil while not connected.
+    public var socketDescriptor: Int32? {
+        guard isConnected else { return nil }
+        let fd = PQsocket(conn)
+        return fd >= 0 ? fd : nil
+    }
 
     /// Reconnects with back-off until `reconnectTimeout`, then LISTENs again on every channel.
     private func reconnect() throws(PGError) {
@@ -196,7 +206,8 @@ public final class PGConnection {
     /// Waits up to `timeout` seconds for notifications; returns what arrived (possibly nothing).
     public func waitForNotifications(timeout: TimeInterval) throws(PGError) -> [PGNotification] {
         if !isConnected { try reconnect() }
-        var received = drainNotifications()
+        var received = buffered + drainNotifications()
+        buffered = []
         guard received.isEmpty else { return received }
         var fds = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
         let ready = poll(&fds, 1, Int32(max(0, (timeout * 1000).rounded(.up))))
@@ -207,6 +218,13 @@ public final class PGConnection {
         }
         received = drainNotifications()
         return received
+    }
+
+    /// Whether notifications wait that a query's answer brought in: they make the socket no more readable,
+    /// so a wait on it alone would miss them.
+    public var hasNotifications: Bool {
+        buffered += drainNotifications()
+        return !buffered.isEmpty
     }
 
     private func drainNotifications() -> [PGNotification] {

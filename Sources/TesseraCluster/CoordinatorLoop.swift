@@ -64,12 +64,18 @@ final class CoordinatorLoop {
         defer { stop.stopObserving(observer) }
         while !stop.isCancelled {
             // Every waiting message first, so heartbeats are never read late.
-            var timeout = machine.receiveTimeout
             let doorbell = coordinator.events.doorbell
-            while let frames = try socket.receiveFrames(timeout: timeout, wake: doorbell.isValid ? doorbell.fd : nil) {
+            // The store's socket wakes the wait too: a job submitted is claimed at once, not a turn later.
+            // Changes a query's answer brought in are read without waiting.
+            let storeSocket = store.changesDescriptor
+            var storeSpoke = store.hasChanges
+            var timeout = storeSpoke ? 0 : machine.receiveTimeout
+            let wake = [doorbell.isValid ? doorbell.fd : nil, storeSocket].compactMap { $0 }
+            while let frames = try socket.receiveFrames(timeout: timeout, wake: wake, woken: { storeSpoke = storeSpoke || $0 == storeSocket }) {
                 timeout = 0
                 try step("message", \.results) { try handle(frames) }
             }
+            if storeSpoke { machine.storeSpoke(now: Stopwatch.now) }
             doorbell.answer()
             try step("results", \.results) { try takeOutcomes() }
             if store.sessions != sessions {

@@ -330,6 +330,11 @@ struct CoordinatorStateMachine {
     /// Whether a loaded job whose segments are all done may be stitched now.
     func mayStitch(_ job: String) -> Bool { jobs[job] != nil && !busy.contains(job) }
 
+    /// The store's connection has something to read: its notifications are read on this turn.
+    mutating func storeSpoke(now: Double) {
+        nextNotifications = min(nextNotifications, now)
+    }
+
     /// Whether a notified change to `job` calls for a sweep: a job of ours that is still encoding
     /// notifies for every segment it records, which needs none (its last one asks, see `recorded`).
     mutating func notified(_ job: String, state: JobState?) {

@@ -140,7 +140,7 @@ final class WorkerSession {
             // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
             // doorbell, it looks every 5 ms while encodes run).
             let wait = doorbell.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
-            guard let frames = try socket.receiveFrames(timeout: min(wait, interval), wake: doorbell.isValid ? doorbell.fd : nil) else {
+            guard let frames = try socket.receiveFrames(timeout: min(wait, interval), wake: doorbell.isValid ? [doorbell.fd] : []) else {
                 doorbell.answer()
                 continue
             }

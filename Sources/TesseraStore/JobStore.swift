@@ -499,6 +499,12 @@ public final class JobStore {
         do { try db.listen(Self.channel) } catch { throw StoreError(error, "listening for job changes") }
     }
 
+    /// The socket job changes arrive on (see `PGConnection.socketDescriptor`).
+    public var changesDescriptor: Int32? { db.socketDescriptor }
+
+    /// Job changes read already, with a query's answer (see `PGConnection.hasNotifications`).
+    public var hasChanges: Bool { db.hasNotifications }
+
     /// Waits up to `timeout` for job changes; returns the ids of the jobs that changed.
     public func waitForChanges(timeout: TimeInterval) throws(StoreError) -> [String] {
         try waitForJobChanges(timeout: timeout).map(\.id)

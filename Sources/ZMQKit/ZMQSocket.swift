@@ -111,13 +111,13 @@ public final class ZMQSocket {
     /// Waits up to `timeout` seconds (nil: forever) for a message; nil when none arrived in time, or when
     /// the file descriptor `wake` became readable first (see `poll`).
     public func receive(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> [[UInt8]]? {
-        try receiveFrames(timeout: timeout, wake: wake)?.map(\.bytes)
+        try receiveFrames(timeout: timeout, wake: wake.map { [$0] } ?? [])?.map(\.bytes)
     }
 
     /// As `receive`, with each frame left in the buffer libzmq received it into: a payload of megabytes
     /// is read in place instead of copied.
-    public func receiveFrames(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> [ReceivedFrame]? {
-        guard try poll(timeout: timeout, wake: wake) else { return nil }
+    public func receiveFrames(timeout: Double?, wake: [Int32] = [], woken: (Int32) -> Void = { _ in }) throws(ZMQError) -> [ReceivedFrame]? {
+        guard try poll(timeout: timeout, wake: wake, woken: woken) else { return nil }
         var frames: [ReceivedFrame] = []
         while true {
             let frame = ReceivedFrame()
@@ -129,16 +129,17 @@ public final class ZMQSocket {
         }
     }
 
-    /// Whether a message is waiting, waiting up to `timeout` seconds (nil: forever), or less when the file
-    /// descriptor `wake` (another thread's doorbell, such as a pipe) becomes readable; reading it is the
-    /// caller's.
-    public func poll(timeout: Double?, wake: Int32? = nil) throws(ZMQError) -> Bool {
+    /// Whether a message is waiting, waiting up to `timeout` seconds (nil: forever), or less when one of
+    /// the file descriptors `wake` (another thread's doorbell, a database connection's socket) becomes
+    /// readable; reading it is the caller's. `woken` hears which of them are readable.
+    public func poll(timeout: Double?, wake: [Int32] = [], woken: (Int32) -> Void = { _ in }) throws(ZMQError) -> Bool {
         var items = [zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
-        if let wake { items.append(zmq_pollitem_t(socket: nil, fd: wake, events: Int16(ZMQ_POLLIN), revents: 0)) }
+        items += wake.map { zmq_pollitem_t(socket: nil, fd: $0, events: Int16(ZMQ_POLLIN), revents: 0) }
         let ms: Int = timeout.map { max(0, Int(($0 * 1000).rounded(.up))) } ?? -1
         var rc: Int32 = -1
         repeat { rc = zmq_poll(&items, Int32(items.count), ms) } while rc < 0 && zmq_errno() == EINTR
         try check(rc, "zmq_poll")
+        for item in items.dropFirst() where item.revents & Int16(ZMQ_POLLIN) != 0 { woken(item.fd) }
         return rc > 0 && items[0].revents & Int16(ZMQ_POLLIN) != 0
     }
 }

@@ -366,6 +366,17 @@ struct CoordinatorStateMachineTests {
         #expect(later)
     }
 
+    @Test func theStoreSpeakingHasItsNotificationsReadOnTheSameTurn() {
+        var machine = Self.machine(jobs: [:])
+        #expect(machine.tick(now: 0).notifications, "read on the first turn")
+        #expect(!machine.tick(now: 0.003).notifications, "then every 10 ms")
+        // Its socket became readable: a job was submitted, and waiting out the 10 ms delays its claim.
+        machine.storeSpoke(now: 0.004)
+        #expect(machine.tick(now: 0.004).notifications)
+        #expect(!machine.tick(now: 0.005).notifications, "and the cadence resumes")
+        #expect(machine.tick(now: 0.015).notifications)
+    }
+
     @Test func queuedJobsArePlannedAsTheirWorkIsAboutToBeLeased() {
         // Two slots, a job of 3 segments: 3 not leased, nothing more is planned.
         var machine = Self.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 3])

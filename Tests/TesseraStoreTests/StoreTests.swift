@@ -291,6 +291,29 @@ import TesseraCore
         while !heard.contains(id) && Date() < deadline { heard += try listener.waitForChanges(timeout: 1) }
         #expect(heard.contains(id))
     }
+
+    /// A change a query's answer brought in no longer makes the socket readable: the store still knows of
+    /// it (the coordinator's loop asks before it waits on the socket).
+    @Test func aChangeReadWithAQueryIsStillKnown() throws {
+        let (listener, url) = try TestDatabase.store()
+        defer { listener.close() }
+        try listener.listen()
+        #expect(!listener.hasChanges)
+        let writer = try JobStore(url: url, reconnectTimeout: 5)
+        defer { writer.close() }
+        let id = try writer.submit(input: "/a.mp4", output: "/b.mp4", spec: JobSpec())
+        let socket = try #require(listener.changesDescriptor)
+        func readable(_ milliseconds: Int32) -> Bool {
+            var fds = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            return poll(&fds, 1, milliseconds) > 0
+        }
+        #expect(readable(5000), "the notification arrives on the socket")
+        _ = try listener.job(id)
+        #expect(!readable(0), "the query's answer took it in")
+        #expect(listener.hasChanges)
+        #expect(try listener.waitForJobChanges(timeout: 0).map(\.id).contains(id))
+        #expect(!listener.hasChanges)
+    }
 }
 
 /// PostgreSQL stopped and started again in the middle: the store reconnects and no transition is lost.

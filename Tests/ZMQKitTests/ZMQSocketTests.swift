@@ -190,4 +190,19 @@ extension ZMQSocketTests {
             #expect(Date().timeIntervalSince(again) >= 0.04, "answered: the next wait waits")
         }
     }
+
+    /// Several descriptors end a wait; the caller hears which of them are readable.
+    @Test func theWaitSaysWhichDescriptorsWoke() throws {
+        try withRouter { (_: ZMQContext, socket: ZMQSocket, _: String) throws in
+            let first = Doorbell(), second = Doorbell()
+            var woken: [Int32] = []
+            #expect(try socket.receiveFrames(timeout: 0.02, wake: [first.fd, second.fd], woken: { woken.append($0) }) == nil)
+            #expect(woken.isEmpty, "nothing rang")
+            second.ring()
+            let waiting = Date()
+            #expect(try socket.receiveFrames(timeout: 10, wake: [first.fd, second.fd], woken: { woken.append($0) }) == nil)
+            #expect(Date().timeIntervalSince(waiting) < 5, "the second descriptor ended the wait")
+            #expect(woken == [second.fd])
+        }
+    }
 }
