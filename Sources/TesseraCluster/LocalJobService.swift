@@ -57,7 +57,7 @@ struct LocalJobService: Service {
             // analysis), and a plan refused (impossible settings) leaves nothing behind either.
             async let planned: (JobPlan, Double) = DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
-            cluster = try await start(id: id, socket: socket, interrupted: interrupted)
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted, answering: true)
             do {
                 (plan, planning) = try await planned
             } catch {
@@ -68,7 +68,7 @@ struct LocalJobService: Service {
             // The store would be made or started: only for a job that can be queued.
             (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
-            cluster = try await start(id: id, socket: socket, interrupted: interrupted)
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted, answering: false)
         }
         var outcome = try await queue(plan, cluster, id: id, started: started, interrupted: interrupted)
         // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
@@ -92,12 +92,12 @@ struct LocalJobService: Service {
 
     /// The store started, the private coordinator with it, and a connection of the job's own opened (the
     /// schema brought up to date); nil when interrupted first.
-    func start(id: String, socket: String, interrupted: CancellationFlag) async throws -> Cluster? {
+    func start(id: String, socket: String, interrupted: CancellationFlag, answering: Bool) async throws -> Cluster? {
         guard !interrupted.isCancelled else { return nil }
         let url: String
         switch store {
         case .url(let given): url = given
-        case .embedded(let postgres): url = try await postgres.url()
+        case .embedded(let postgres): url = try await postgres.url(answering: answering)
         }
         guard !interrupted.isCancelled else { return nil }
         return try await DedicatedThread.run("tessera-job") { () throws -> Cluster in

@@ -8,6 +8,7 @@ import TesseraStore
 
 struct Transcode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "transcode",
         abstract: "Transcode INPUT to a faststart H.264/AAC MP4, segment-parallel and frame-exact.",
         discussion: """
             Runs the cluster on this machine: the job store (embedded PostgreSQL unless --database-url), a private \
@@ -90,7 +91,7 @@ struct Transcode: AsyncParsableCommand {
         request.ioThreads = benchIOThreads
         // A store this run starts is timed from its start to the job being queued (the first progress).
         let storeStart = Locked<Date?>(nil)
-        if database.explicitURL == nil && !database.embedded.isRunning {
+        if database.explicitURL == nil {
             request.storeStarting = { [database] in
                 database.announceNewStore()
                 storeStart.withValue { $0 = Date() }
