@@ -87,6 +87,13 @@ public final class Coordinator: Sendable {
         // Commits that do not wait for the WAL flush: see docs/architecture.md, "The loop's commits".
         try Self.prepareLoopSession(store)
         try store.listen()
+        // A private coordinator's one job is on its way: its planning thread finds a session open.
+        if options.onlyJob != nil {
+            let (shelf, url, patience) = (idleStores, options.databaseURL, storePatience)
+            startThread(name: "tessera-store", group: backgroundThreads) {
+                if let ready = try? JobStore.connect(url: url, patience: patience) { shelf.put(ready) }
+            }
+        }
         let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings,
                                         patience: storePatience, wake: events.doorbell)
         defer { spooler.stop() }
