@@ -39,14 +39,29 @@ public final class MediaInput {
     public let streams: [StreamInfo]
     public let formatName: String
 
-    public init(path: String) throws(FFmpegError) {
+    /// Demuxers whose header gives every packet's timing (MP4 and QuickTime sample tables): opened again,
+    /// their packets read the same without libavformat's search for stream information. Others (Matroska,
+    /// MPEG-TS) learn decode timestamps and more in that search.
+    static let headerTimed: Set<String> = ["mov,mp4,m4a,3gp,3g2,mj2"]
+
+    /// Opens `path`. With `probedStreams` (the streams a probe of this file found), the header of a
+    /// `headerTimed` file that names that many streams, each with its codec, is taken as it is:
+    /// libavformat's search for stream information decodes frames (milliseconds a file) to learn what the
+    /// probe knows already.
+    public init(path: String, probedStreams: Int? = nil) throws(FFmpegError) {
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_open_input(&ctx, path, nil, nil), "avformat_open_input")
         guard let opened = ctx else { throw FFmpegError("no demuxer context", call: "avformat_open_input") }
         context = opened
         do {
-            try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info")
+            let described = probedStreams == Int(opened.pointee.nb_streams)
+                && Self.headerTimed.contains(cString(opened.pointee.iformat.pointee.name) ?? "")
+                && (0..<Int(opened.pointee.nb_streams)).allSatisfy {
+                let par = opened.pointee.streams[$0]!.pointee.codecpar.pointee
+                return par.codec_id != AV_CODEC_ID_NONE && (par.codec_type != AVMEDIA_TYPE_VIDEO || par.width > 0 && par.height > 0)
+            }
+            if !described { try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info") }
         } catch {
             avformat_close_input(&ctx)
             context = nil

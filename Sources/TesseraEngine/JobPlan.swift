@@ -95,12 +95,12 @@ public struct JobPlan: Sendable {
         return min(rate, settings.maxrate ?? rate)
     }
 
-    /// Opens the input again to read its packets.
-    func reopenInput() throws(TesseraError) -> MediaInput {
+    /// The input opened again; `headerOnly`: its header taken for what the probe found (to read packets).
+    func reopenInput(headerOnly: Bool = false) throws(TesseraError) -> MediaInput {
         try checkInput()
         let input: MediaInput
         do {
-            input = try MediaInput(path: inputPath)
+            input = try MediaInput(path: inputPath, probedStreams: headerOnly ? probe.streams.count : nil)
         } catch {
             throw .input(inputPath, "cannot reopen (\(error.message))")
         }

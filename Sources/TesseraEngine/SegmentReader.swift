@@ -25,7 +25,7 @@ public final class SegmentReader {
 
     public init(plan: JobPlan) throws(TesseraError) {
         self.plan = plan
-        input = try plan.reopenInput()
+        input = try plan.reopenInput(headerOnly: true)
         var lookup: [Key: [Int]] = [:]
         for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
         self.lookup = lookup

@@ -1,3 +1,4 @@
+import FFmpegKit
 import Foundation
 import Testing
 import TesseraCore
@@ -77,6 +78,21 @@ import TesseraCore
         }
         print("segment reader \(kind.rawValue): \(reader.readsFromStart) of \(plan.cuts.segments.count) segments read from the start")
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
+    }
+
+    /// Opened again to read packets, a file whose header names every stream the probe found is taken as
+    /// it is (no frames decoded to learn the streams again): the streams are the same either way.
+    @Test(arguments: SourceKind.allCases)
+    func aHeaderTakenForTheProbeNamesTheSameStreams(_ kind: SourceKind) throws {
+        let path = try kind.make()
+        let searched = try MediaInput(path: path)
+        let header = try MediaInput(path: path, probedStreams: searched.streams.count)
+        func facts(_ input: MediaInput) -> [String] {
+            input.streams.map { "\($0.kind) \($0.codecName) \($0.width)x\($0.height) \($0.timeBase)" }
+        }
+        #expect(facts(header) == facts(searched))
+        // A count that does not match (a probe of another file) searches as before.
+        #expect(facts(try MediaInput(path: path, probedStreams: searched.streams.count + 1)) == facts(searched))
     }
 
     /// A file touched since the probe is not read in place (its packets may have moved): the payload
