@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
-        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore"]),
+        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine"]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
     ],
     swiftLanguageModes: [.v6]

@@ -72,6 +72,7 @@ extension Coordinator {
                     }
                 }
             }
+            audioAhead.start(id, plan, group: backgroundThreads, stopping: running.current)
             events.withValue { $0.append(.ready(id, plan, outstanding: Set(plan.cuts.segments.map(\.index)).subtracting(done))) }
         } catch let error as TesseraError {
             events.withValue { $0.append(.failed(id, error.description)) }
@@ -89,7 +90,10 @@ extension Coordinator {
             phaseTimings.withValue { $0.audio += timings.audio; $0.stitch += timings.stitch; $0.verification += timings.verification }
         }
         do throws(TesseraError) {
-            let audio = try Stopwatch.time(&timings.audio) { () throws(TesseraError) in try AudioTranscoder.run(plan) }
+            let audio = try Stopwatch.time(&timings.audio) { () throws(TesseraError) in
+                if let made = audioAhead.take(id) { return made }
+                return try AudioTranscoder.run(plan)
+            }
             _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
                 try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in try ResultSpool.load(records[k]?.spooled, segment: k) },
                                     audio: audio, to: temporary)

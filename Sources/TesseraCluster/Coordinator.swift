@@ -34,6 +34,8 @@ public final class Coordinator: Sendable {
     let backgroundThreads = DispatchGroup()
     /// Store connections of finished job threads, for the next ones.
     let idleStores = StoreShelf()
+    /// Jobs' audio, made while their video encodes.
+    let audioAhead = AudioAhead()
     /// A probe of a job's input its submitter made moments ago (`tessera transcode`, handed over with
     /// `know`): planning uses it instead of reading the file again while it still describes the file
     /// (`ProbeResult.describes`).

@@ -73,6 +73,7 @@ extension CoordinatorLoop {
             machine.backgroundEnded(id)
             machine.jobReleased(id)
             loaded[id] = nil
+            coordinator.audioAhead.drop(id)
         case .stalled(let id, let fault):
             // Its output could not be written: back to encoding (all done), stitched again once the fault clears.
             machine.backgroundEnded(id)
@@ -89,6 +90,7 @@ extension CoordinatorLoop {
         }
         loaded[job] = nil
         faults[job] = nil
+        coordinator.audioAhead.drop(job)
         meter.dropped(job)
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
