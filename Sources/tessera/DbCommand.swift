@@ -9,7 +9,7 @@ struct Db: ParsableCommand {
         subcommands: [Start.self, Stop.self, StatusCommand.self])
 
     struct Start: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Initialise (once) and start the embedded server.")
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Initialise (once) and start the embedded server.")
         @OptionGroup var database: DatabaseOptions
 
         func run() throws {
@@ -27,7 +27,7 @@ struct Db: ParsableCommand {
     }
 
     struct Stop: ParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "stop", 
             abstract: "Stop the embedded server; refused while clients (a coordinator, a job command) are connected, unless --force.")
         @Flag(help: "Stop it even while clients are connected (they lose the job store).") var force = false
         @OptionGroup var database: DatabaseOptions

@@ -9,6 +9,7 @@ import TesseraStore
 
 struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "events",
         abstract: "Print job events for scripts: a job's history, then its new events until it ends.",
         discussion: """
             With JOB: its events so far, then new ones as they happen; exits when the job ends, with status 0 if it \

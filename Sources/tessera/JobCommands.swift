@@ -6,7 +6,7 @@ import TesseraEngine
 import TesseraStore
 
 struct Submit: ParsableCommand {
-    static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration(commandName: "submit", 
         abstract: "Queue a transcode job; prints its id alone on stdout.",
         discussion: "JOB=$(tessera submit in.mov -o out.mp4) works: everything else goes to stderr. A coordinator picks the job up.")
 
@@ -70,7 +70,7 @@ struct Submit: ParsableCommand {
 }
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show a job (or every job that has not ended).")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show a job (or every job that has not ended).")
 
     @Argument(help: "A job id, or a unique prefix of one.") var job: String?
     @Flag(help: "Print JSON for scripts.") var json = false
@@ -95,7 +95,7 @@ struct Status: ParsableCommand {
 }
 
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List jobs, newest first.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List jobs, newest first.")
 
     @Option(help: "Only jobs in this state: \(JobState.allCases.map(\.rawValue).joined(separator: ", ")).") var state: JobState?
     @Option(help: "Show at most this many jobs, the newest.") var limit: Int = 50
@@ -119,7 +119,7 @@ struct List: ParsableCommand {
 }
 
 struct Cancel: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Cancel a job, or every job that has not ended.")
+    static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a job, or every job that has not ended.")
 
     @Argument(help: "A job id, or a unique prefix of one.") var job: String?
     @Flag(help: "Cancel every job that has not ended.") var all = false
@@ -152,7 +152,7 @@ struct Cancel: ParsableCommand {
 }
 
 struct Watch: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Follow a job's progress until it ends; exit status is its result.")
+    static let configuration = CommandConfiguration(commandName: "watch", abstract: "Follow a job's progress until it ends; exit status is its result.")
 
     @Argument(help: "A job id, or a unique prefix of one.") var job: String
     @OptionGroup var database: DatabaseOptions
@@ -173,7 +173,7 @@ struct Watch: ParsableCommand {
 }
 
 struct Migrate: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Bring the job store's schema up to date (coordinators do this when they start).")
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Bring the job store's schema up to date (coordinators do this when they start).")
 
     @OptionGroup var database: DatabaseOptions
 

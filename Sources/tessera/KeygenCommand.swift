@@ -4,6 +4,7 @@ import TesseraCluster
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keygen",
         abstract: "Write a CURVE key pair for a coordinator or a worker: NAME.key (secret, mode 0600) and NAME.pub.",
         discussion: """
             Give the coordinator its .key with --key, and each worker's .pub a line in the coordinator's \

@@ -5,6 +5,7 @@ import TesseraCore
 /// `tessera presets`: the named recipes and the x264 speed presets.
 struct Presets: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "presets",
         abstract: "List the named recipes (--recipe) and the x264 speed presets (--preset).",
         discussion: "Options given on the command line or in a --settings file override a recipe's values one by one.")
 

@@ -5,6 +5,7 @@ import TesseraEngine
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Show an input's streams, keyframe structure and cut plan, without decoding it.")
 
     @Argument(help: "The input file.") var input: String

@@ -5,6 +5,7 @@ import TesseraStore
 
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "prune",
         abstract: "Remove the jobs that ended (done, failed, canceled) longer ago than --older-than, with their events.",
         discussion: "Prints the removed jobs' ids on stdout, one a line. Jobs that have not ended are never removed.")
 

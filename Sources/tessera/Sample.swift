@@ -3,6 +3,7 @@ import TesseraEngine
 
 struct Sample: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sample",
         abstract: "Generate a sample clip (H.264 + AAC MP4 with motion and a tone) to try Tessera on.")
 
     @Argument(help: "Where to write the clip.") var output: String

@@ -7,6 +7,7 @@ import TesseraEngine
 
 struct Worker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "worker",
         abstract: "Run a stateless encoder node that takes segments from a coordinator.",
         discussion: "No database, no shared filesystem. SIGTERM or Ctrl-C hands the current task back and exits.")
 
