@@ -54,9 +54,9 @@ public final class MediaInput {
         try check(avformat_open_input(&ctx, path, nil, nil), "avformat_open_input")
         guard let opened = ctx else { throw FFmpegError("no demuxer context", call: "avformat_open_input") }
         context = opened
+        let format = cString(opened.pointee.iformat.pointee.name) ?? "unknown"
         do {
-            let described = probedStreams == Int(opened.pointee.nb_streams)
-                && Self.headerTimed.contains(cString(opened.pointee.iformat.pointee.name) ?? "")
+            let described = probedStreams == Int(opened.pointee.nb_streams) && Self.headerTimed.contains(format)
                 && (0..<Int(opened.pointee.nb_streams)).allSatisfy {
                 let par = opened.pointee.streams[$0]!.pointee.codecpar.pointee
                 return par.codec_id != AV_CODEC_ID_NONE && (par.codec_type != AVMEDIA_TYPE_VIDEO || par.width > 0 && par.height > 0)
@@ -67,7 +67,7 @@ public final class MediaInput {
             context = nil
             throw error
         }
-        formatName = cString(opened.pointee.iformat.pointee.name) ?? "unknown"
+        formatName = format
         var infos: [StreamInfo] = []
         for i in 0..<Int(opened.pointee.nb_streams) {
             infos.append(Self.describe(opened.pointee.streams[i]!))
