@@ -1,15 +1,6 @@
 import PGClient
 
 extension EmbeddedPostgres {
-    /// Whether the server answers now: one connection attempt, no programs run.
-    public var isRunning: Bool {
-        guard isInitialised, let connection = try? PGConnection(conninfo: url(database: "postgres"), reconnectTimeout: 0) else {
-            return false
-        }
-        connection.close()
-        return true
-    }
-
     /// Client connections to the server other than the one asking (coordinators, job commands,
     /// `tessera transcode`), from `pg_stat_activity`.
     public func connectedClients() throws(StoreError) -> Int {
