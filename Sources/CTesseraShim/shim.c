@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CTesseraShim.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <libavformat/avformat.h>
@@ -127,6 +129,85 @@ int tessera_spawn(char *const argv[], const char *directory, const char *stdout_
     if (rc != 0) return -rc;
     *pid_out = pid;
     return 0;
+}
+
+int tessera_thread_count(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        if (entry->d_name[0] != '.') count++;
+    }
+    closedir(tasks);
+    return count;
+}
+
+int tessera_prefork(int *fd) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int error = errno;
+        close(ends[0]);
+        close(ends[1]);
+        return -error;
+    }
+    if (pid > 0) {
+        close(ends[0]);
+        *fd = ends[1];
+        return pid;
+    }
+    // The child keeps only the standard streams and its read end (as descriptor 3): another child's
+    // write end held here would keep that child waiting after the parent ended.
+    if (ends[0] != 3) {
+        dup2(ends[0], 3);
+    }
+    close_range(4, ~0U, 0);
+    *fd = 3;
+    return 0;
+}
+
+long tessera_prefork_await(int fd, char **block) {
+    size_t capacity = 4096, length = 0;
+    char *buffer = malloc(capacity);
+    for (;;) {
+        if (!buffer) _exit(1);
+        ssize_t got = read(fd, buffer + length, capacity - length);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        length += (size_t)got;
+        if (length == capacity) buffer = realloc(buffer, capacity *= 2);
+    }
+    close(fd);
+    if (length == 0) _exit(0);
+#if defined(__GLIBC__)
+    // What the constructor below does for `tessera worker`, while this child is still one thread.
+    tessera_malloc_one_arena();
+#endif
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (null > 2) close(null);
+    }
+    *block = buffer;
+    return (long)length;
+}
+
+void tessera_set_process_title(int argc, char **argv, const char *title) {
+    if (argc < 1 || !argv[0]) return;
+    // The kernel shows the bytes from the first argument to the end of the last: they must be contiguous.
+    for (int i = 1; i < argc; i++) {
+        if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1) return;
+    }
+    char *start = argv[0];
+    size_t room = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - start);
+    size_t length = strlen(title);
+    if (length > room) length = room;
+    memcpy(start, title, length);
+    memset(start + length, 0, room - length + 1);
 }
 
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path) {

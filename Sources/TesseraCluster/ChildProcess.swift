@@ -19,6 +19,11 @@ final class ChildProcess {
         self.pid = pid
     }
 
+    /// A child this process forked itself (`WorkerPrefork`).
+    init(forked pid: pid_t) {
+        self.pid = pid
+    }
+
     var isRunning: Bool {
         guard status == nil else { return false }
         var raw: Int32 = 0

@@ -69,7 +69,7 @@ public struct LocalWorkerPool: Service {
             let arguments = ["worker", "--connect", endpoint, "--id", "local-\(parent)-\(n)", "--threads", String(options.threads),
                              "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
                 + (options.benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(options.benchSlots)] } ?? []) + arguments
-            return try? ChildProcess(options.binary, arguments)
+            return WorkerPrefork.take(handing: arguments) ?? (try? ChildProcess(options.binary, arguments))
         }
         var processes: [ChildProcess] = []
         for n in 0..<options.count { if let p = start(n) { processes.append(p) } }

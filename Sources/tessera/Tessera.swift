@@ -1,6 +1,7 @@
 import ArgumentParser
 import FFmpegKit
 import Foundation
+import TesseraCluster
 import TesseraCore
 import TesseraEngine
 
@@ -19,7 +20,9 @@ struct Tessera: AsyncParsableCommand {
         let commands = configuration.subcommands.map { $0._commandName }
         switch FFmpegHabits.review(Array(CommandLine.arguments.dropFirst()), commands: commands) {
         case .proceed(let arguments):
-            await main(arguments)
+            // A worker forked here runs what its parent hands it.
+            await main(WorkerPrefork.fork(count: Transcode.workers(arguments)) ?? arguments)
+            WorkerPrefork.release()
         case .refuse(let message):
             FileHandle.standardError.write(Data("tessera: \(message)\n".utf8))
             Self.exit(withError: ExitCode.validationFailure)

@@ -55,8 +55,7 @@ struct Transcode: AsyncParsableCommand {
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
             let spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
-            // Default: one worker process per core's worth of libx264 threads.
-            let workers = planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, spec.settings.threads))
+            let workers = workerCount(threads: spec.settings.threads)
             try extras.check(input: input, output: output)
             try overwriting.check([output] + (extras.thumbnail.map { [$0] } ?? []))
             request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,
@@ -127,11 +126,25 @@ struct Transcode: AsyncParsableCommand {
         guard job.state == .done else { throw report.fail(TesseraError(.segment, "", job.error ?? "job \(job.state.rawValue)")) }
         do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
         setup.storeStartSeconds = storeSeconds.withValue { $0 }.rounded6
+        setup.forkedWorkers = WorkerPrefork.handedOut
         let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started) - setup.storeStartSeconds,
                                        timings: outcome.timings, setup: setup)
         if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
             FileHandle.standardError.write(Data((summary.text + "\n").utf8))
         }
+    }
+
+    /// The worker processes this run starts: `--workers`, or one per core's worth of libx264 threads.
+    func workerCount(threads: Int) -> Int {
+        planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, threads))
+    }
+
+    /// The worker processes a command line starts, read before it runs (`WorkerPrefork`): 0 unless it is a
+    /// valid `transcode`.
+    static func workers(_ arguments: [String]) -> Int {
+        guard let command = try? Tessera.parseAsRoot(arguments) as? Transcode,
+              let spec = try? command.encode.spec(segmentSeconds: command.planning.segmentSeconds) else { return 0 }
+        return command.workerCount(threads: spec.settings.threads)
     }
 
     /// This binary, to start the worker processes.
@@ -163,6 +176,8 @@ struct TranscodeSummary: Codable {
         var sampleSeconds = 0.0
         /// Starting the embedded job store, when this run started it.
         var storeStartSeconds = 0.0
+        /// Worker processes forked before the run started a thread, rather than started afresh.
+        var forkedWorkers = 0
     }
 
     struct PeakRSS: Codable {

@@ -46,6 +46,35 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("tessera-tmp") }
         #expect(leftovers.isEmpty)
+        // The worker processes forked for the run, never handed their work, leave with it.
+        #expect(Self.processesLeft(mentioning: dir.path).isEmpty, "no forked worker left waiting")
+    }
+
+    /// A run refused before it starts anything: the worker processes forked for it leave on their own.
+    @Test func aRefusedTranscodeLeavesNoWorkerWaiting() throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let dir = Fixtures.directory.appendingPathComponent("refused-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = dir.appendingPathComponent("out.mp4").path
+        _ = FileManager.default.createFile(atPath: output, contents: Data("mine".utf8))
+        let result = try Tool.run(binary, ["transcode", source, "-o", output, "--workers", "2"])
+        #expect(result.status == 1 && result.stderr.contains("already exists"), "stderr: \(result.stderr)")
+        #expect(Self.processesLeft(mentioning: dir.path).isEmpty, "no forked worker left waiting")
+    }
+
+    /// Processes whose command line mentions `text`, once those that are leaving have had 5 s to go.
+    static func processesLeft(mentioning text: String) -> [String] {
+        func find() -> [String] {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.filter { $0.allSatisfy(\.isNumber) }.filter { pid in
+                guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+                return String(decoding: line, as: UTF8.self).contains(text)
+            }
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while !find().isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return find()
     }
 
     /// Through the job store, a private coordinator and two worker processes, as users run it.
@@ -63,6 +92,8 @@ import Testing
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
         #expect(json?["frames"] as? Int == 150)
+        // Both workers were forked before the command started a thread (no second program load each).
+        #expect((json?["setup"] as? [String: Any])?["forkedWorkers"] as? Int == 2)
         #expect(result.stderr.contains("tessera: encoding"), "plain progress lines when stderr is not a terminal")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: output).deletingLastPathComponent().path)
             .filter { $0.contains(".tessera-") && $0.contains(URL(fileURLWithPath: output).lastPathComponent) }

@@ -51,6 +51,18 @@ int tessera_malloc_one_arena(void);
 int tessera_spawn_wait(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path);
 /// Starts `argv[0]` as `tessera_spawn_wait` does, without waiting: 0 with its process id in `pid`, or -errno.
 int tessera_spawn(char *const argv[], const char *directory, const char *stdout_path, const char *stderr_path, int *pid);
+/// Threads this process runs now (entries of /proc/self/task), or -1.
+int tessera_thread_count(void);
+/// Forks a child that waits for its arguments (`tessera_prefork_await`). In the parent: the child's process
+/// id, with the write end of its pipe (close-on-exec) in `fd`. In the child: 0, with the read end in `fd`
+/// and every other descriptor above 2 closed. -errno when it cannot fork.
+int tessera_prefork(int *fd);
+/// In a forked child: reads the parent's NUL-separated argument block until the parent closes the pipe, keeps
+/// one malloc arena (as a `tessera worker` does), and puts the standard streams on /dev/null. Exits the process, status 0, when the block is empty: the parent
+/// did not need this child, or ended. The block is malloc'd; its length is returned.
+long tessera_prefork_await(int fd, char **block);
+/// Writes `title` over the process's argument strings (what ps shows), cut to the room they had.
+void tessera_set_process_title(int argc, char **argv, const char *title);
 /// The libx264 build number Tessera was compiled against (X264_BUILD).
 int tessera_x264_build(void);
 #endif
