@@ -46,18 +46,24 @@ struct LocalJobService: Service {
 
     /// Probes, plans, queues and follows the job.
     func transcode(id: String, socket: String, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
-        // A bad input fails here, before anything starts.
-        let (probe, probing, storeUp) = try await DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double, Bool) in
-            let (probe, seconds) = try probeInput()
-            return (probe, seconds, storeIsUp)
+        // A bad input fails here, before anything starts. Meanwhile the store is asked whether it runs; when
+        // it does, that session becomes the job's own.
+        async let asked = DedicatedThread.run("tessera-store") { SessionBox(store: runningStore()) }
+        let probe: ProbeResult, probing: Double
+        do {
+            (probe, probing) = try await DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double) in try probeInput() }
+        } catch {
+            await asked.store?.close()
+            throw error
         }
+        let session = await asked.store
         let plan: JobPlan, planning: Double, cluster: Cluster?, started: Double
-        if storeUp {
+        if let session {
             // Starting the coordinator creates nothing: it starts while the input is planned (its scene
             // analysis), and a plan refused (impossible settings) leaves nothing behind either.
             async let planned: (JobPlan, Double) = DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
-            cluster = try await start(id: id, socket: socket, interrupted: interrupted, answering: true)
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: session)
             do {
                 (plan, planning) = try await planned
             } catch {
@@ -68,7 +74,7 @@ struct LocalJobService: Service {
             // The store would be made or started: only for a job that can be queued.
             (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
-            cluster = try await start(id: id, socket: socket, interrupted: interrupted, answering: false)
+            cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: nil)
         }
         var outcome = try await queue(plan, cluster, id: id, started: started, interrupted: interrupted)
         // The scene analysis runs once, within this plan; the coordinator takes its result with the probe.
@@ -77,10 +83,16 @@ struct LocalJobService: Service {
         return outcome
     }
 
-    /// Whether the embedded store already runs (starting the job's services would create nothing).
-    var storeIsUp: Bool {
-        if case .embedded(let postgres) = store { return postgres.server.isAnswering }
-        return false
+    /// The job's own session when the embedded store already runs (starting the job's services would create
+    /// nothing), its schema up to date; else nil.
+    func runningStore() -> JobStore? {
+        guard case .embedded(let postgres) = store else { return nil }
+        return try? JobStore(answering: postgres.server, migrate: true, reconnectTimeout: 10)
+    }
+
+    /// A store handed from the thread that opened it to the one that uses it.
+    struct SessionBox: @unchecked Sendable {
+        var store: JobStore?
     }
 
     /// What `start` started: the private coordinator, and this job's own store connection.
@@ -91,18 +103,34 @@ struct LocalJobService: Service {
     }
 
     /// The store started, the private coordinator with it, and a connection of the job's own opened (the
-    /// schema brought up to date); nil when interrupted first.
-    func start(id: String, socket: String, interrupted: CancellationFlag, answering: Bool) async throws -> Cluster? {
-        guard !interrupted.isCancelled else { return nil }
-        let url: String
-        switch store {
-        case .url(let given): url = given
-        case .embedded(let postgres): url = try await postgres.url(answering: answering)
+    /// schema brought up to date), or `session` taken for it; nil when interrupted first.
+    func start(id: String, socket: String, interrupted: CancellationFlag, session: JobStore?) async throws -> Cluster? {
+        let box = SessionBox(store: session)
+        guard !interrupted.isCancelled else {
+            session?.close()
+            return nil
         }
-        guard !interrupted.isCancelled else { return nil }
+        let url: String
+        do {
+            switch store {
+            case .url(let given): url = given
+            case .embedded(let postgres): url = try await postgres.url(answering: session != nil)
+            }
+        } catch {
+            session?.close()
+            throw error
+        }
+        guard !interrupted.isCancelled else {
+            session?.close()
+            return nil
+        }
         return try await DedicatedThread.run("tessera-job") { () throws -> Cluster in
-            let coordinator = try startCoordinator(id: id, url: url, socket: socket)
-            let store = try JobStore(url: url, migrate: true, reconnectTimeout: 10)
+            let coordinator: Coordinator
+            do { coordinator = try startCoordinator(id: id, url: url, socket: socket) } catch {
+                box.store?.close()
+                throw error
+            }
+            let store = try box.store ?? JobStore(url: url, migrate: true, reconnectTimeout: 10)
             do {
                 try store.listen()
             } catch {

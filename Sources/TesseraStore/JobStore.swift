@@ -26,6 +26,15 @@ public final class JobStore {
         if migrate { try Migrator.migrate(db) }
     }
 
+    /// A store on the embedded server's session when the server runs with its database, else nil; with
+    /// `migrate`, the schema brought up to date.
+    public init?(answering server: EmbeddedPostgres, migrate: Bool = false, reconnectTimeout: TimeInterval = 30) throws(StoreError) {
+        guard let session = server.answeringSession() else { return nil }
+        session.reconnectTimeout = reconnectTimeout
+        db = session
+        if migrate { try Migrator.migrate(db) }
+    }
+
     public func close() { db.close() }
 
     /// Whether the session is up now.
