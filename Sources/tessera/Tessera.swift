@@ -20,9 +20,20 @@ struct Tessera: AsyncParsableCommand {
         let commands = configuration.subcommands.map { $0._commandName }
         switch FFmpegHabits.review(Array(CommandLine.arguments.dropFirst()), commands: commands) {
         case .proceed(let arguments):
-            // A worker forked here runs what its parent hands it.
-            await main(WorkerPrefork.fork(count: Transcode.workers(arguments)) ?? arguments)
-            WorkerPrefork.release()
+            // What `main(_:)` does, with the transcode's workers forked between the parse and the run.
+            do {
+                var command = try parseAsRoot(arguments)
+                if let transcode = command as? Transcode, let handed = WorkerPrefork.fork(count: transcode.workersToFork) {
+                    // This process is one of those workers: it runs what its parent handed it.
+                    await main(handed)
+                    return
+                }
+                if var command = command as? AsyncParsableCommand { try await command.run() } else { try command.run() }
+                WorkerPrefork.release()
+            } catch {
+                WorkerPrefork.release()
+                Self.exit(withError: error)
+            }
         case .refuse(let message):
             FileHandle.standardError.write(Data("tessera: \(message)\n".utf8))
             Self.exit(withError: ExitCode.validationFailure)

@@ -139,12 +139,10 @@ struct Transcode: AsyncParsableCommand {
         planning.workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, threads))
     }
 
-    /// The worker processes a command line starts, read before it runs (`WorkerPrefork`): 0 unless it is a
-    /// valid `transcode`.
-    static func workers(_ arguments: [String]) -> Int {
-        guard let command = try? Tessera.parseAsRoot(arguments) as? Transcode,
-              let spec = try? command.encode.spec(segmentSeconds: command.planning.segmentSeconds) else { return 0 }
-        return command.workerCount(threads: spec.settings.threads)
+    /// The worker processes to fork before the run (`WorkerPrefork`): none when the settings are refused.
+    var workersToFork: Int {
+        guard let spec = try? encode.spec(segmentSeconds: planning.segmentSeconds) else { return 0 }
+        return workerCount(threads: spec.settings.threads)
     }
 
     /// This binary, to start the worker processes.
