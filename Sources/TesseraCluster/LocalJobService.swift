@@ -46,33 +46,30 @@ struct LocalJobService: Service {
 
     /// Probes, plans, queues and follows the job.
     func transcode(id: String, socket: String, interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
-        // A bad input fails here, before anything starts. Meanwhile the store is asked whether it runs; when
-        // it does, that session becomes the job's own.
-        async let asked = DedicatedThread.run("tessera-store") { SessionBox(store: runningStore()) }
-        let probe: ProbeResult, probing: Double
-        do {
-            (probe, probing) = try await DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double) in try probeInput() }
-        } catch {
-            await asked.store?.close()
-            throw error
-        }
-        let session = await asked.store
-        let plan: JobPlan, planning: Double, cluster: Cluster?, started: Double
+        // The input is probed while the store is asked whether it runs. When it does, starting the coordinator
+        // creates nothing: it starts at once, beside the probe and the plan (its scene analysis), that
+        // session becomes the job's own, and a bad input or a refused plan leaves nothing behind either.
+        async let probed = DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double) in try probeInput() }
+        var cluster: Cluster?, started = Stopwatch.now
+        let session = await DedicatedThread.run("tessera-store") { SessionBox(store: runningStore()) }.store
         if let session {
-            // Starting the coordinator creates nothing: it starts while the input is planned (its scene
-            // analysis), and a plan refused (impossible settings) leaves nothing behind either.
-            async let planned: (JobPlan, Double) = DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
             started = Stopwatch.now
-            cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: session)
-            do {
-                (plan, planning) = try await planned
-            } catch {
-                cluster?.store.close()
+            do { cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: session) } catch {
+                _ = try? await probed
                 throw error
             }
-        } else {
-            // The store would be made or started: only for a job that can be queued.
+        }
+        let plan: JobPlan, planning: Double, probing: Double
+        do {
+            let probe: ProbeResult
+            (probe, probing) = try await probed
             (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
+        } catch {
+            cluster?.store.close()
+            throw error
+        }
+        if session == nil {
+            // The store would be made or started: only for a job that can be queued.
             started = Stopwatch.now
             cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: nil)
         }
