@@ -22,13 +22,15 @@ extension Coordinator {
             try OutputPath.check(job.output, input: job.input)
             let probe = try knownProbe.current.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
-            // A new plan follows the load: few long segments while queued work keeps every encoder busy.
-            if planNew {
+            // A new plan follows the load: few long segments while queued work keeps every encoder busy. A
+            // private coordinator's one job (`tessera transcode`) has the workers started for it to itself:
+            // it is cut as a job alone is, for `planningWorkers`, without asking the store.
+            if planNew, options.onlyJob == nil {
                 var load = try store.load(coordinator: options.coordinatorID, priority: job.priority)
                 // A cluster's coordinator cuts automatically for the workers it has (one encoder each at
-                // least), not for `planningWorkers`; `tessera transcode`'s plans for the workers it starts.
+                // least), not for `planningWorkers`.
                 let connected = CoordinatorMetrics.connectedWorkers
-                if options.onlyJob == nil, connected > 0 {
+                if connected > 0 {
                     load.freeEncoders = max(0, connected - load.encoders)
                     load.encoders = max(load.encoders, connected)
                     if job.spec.segmentSeconds == nil { jobOptions.workers = load.encoders }
