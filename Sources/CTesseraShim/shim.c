@@ -75,6 +75,15 @@ int tessera_stream_set_display_matrix(AVStream *stream, const int32_t matrix[9])
     return 0;
 }
 
+int tessera_malloc_perturb(int byte) {
+#if defined(__GLIBC__) && defined(M_PERTURB)
+    return mallopt(M_PERTURB, byte);
+#else
+    (void)byte;
+    return 0;
+#endif
+}
+
 int tessera_malloc_keep_freed(int largest_from_heap, int kept_free) {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
     return mallopt(M_MMAP_THRESHOLD, largest_from_heap) == 1 && mallopt(M_TRIM_THRESHOLD, kept_free) == 1;

@@ -49,6 +49,16 @@ public enum FFmpeg {
         tessera_set_log_level(verbose ? tessera_log_level_error() : tessera_log_level_quiet())
     }
 
+    /// The same frames and settings encode to different bytes depending on what earlier allocations in
+    /// the process left behind (seen with Debian 12's FFmpeg 5.1 and x264 0.164; valgrind's memcheck does
+    /// not flag it, and it shows only now and then: in one CI run of five without this, a worker's IDR
+    /// against the test process's, and one encode before and after its heap was dirtied). Pre-filling every
+    /// allocation with one byte makes each segment's encode a function of its input alone, whichever process
+    /// encodes it and whatever it encoded before. It fills on every malloc and free of the whole process, so
+    /// only a process that encodes segments turns it on (the coordinator, moving megabytes of payload per
+    /// segment, does not).
+    public static let deterministicAllocations: Bool = tessera_malloc_perturb(0x5A) == 1
+
     public static var versions: [String: String] {
         func version(_ v: UInt32) -> String { "\(v >> 16).\((v >> 8) & 0xFF).\(v & 0xFF)" }
         return [

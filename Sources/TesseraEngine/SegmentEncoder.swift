@@ -95,6 +95,7 @@ public enum SegmentEncoder {
         do {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
+            _ = FFmpeg.deterministicAllocations   // before libx264 allocates anything
             let encoder = try Encoder(video: encoderConfig(output, header.settings, pass: pass, statsPath: statsPath,
                                                                    sceneCuts: header.sceneCuts))
             let picture = try PicturePipeline(output)

@@ -38,6 +38,9 @@ void tessera_set_codecpar_channels(struct AVCodecParameters *par, int channels);
 int tessera_stream_display_matrix(const struct AVStream *stream, int32_t out[9]);
 /// Gives a stream the display matrix `matrix`. Returns 0 or an AVERROR.
 int tessera_stream_set_display_matrix(struct AVStream *stream, const int32_t matrix[9]);
+/// Fills every new heap allocation with a fixed byte (glibc M_PERTURB), so that code which reads memory
+/// before writing it sees the same bytes on every run. Returns 1 when the allocator supports it.
+int tessera_malloc_perturb(int byte);
 /// Blocks up to `largest_from_heap` bytes come from the heap, and up to `kept_free` bytes freed at its
 /// end stay with the process (glibc M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). Returns 1 when the
 /// allocator took both.
