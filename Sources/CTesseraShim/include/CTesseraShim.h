@@ -61,8 +61,9 @@ int tessera_thread_count(void);
 /// and every other descriptor above 2 closed. -errno when it cannot fork.
 int tessera_prefork(int *fd);
 /// In a forked child: reads the parent's NUL-separated argument block until the parent closes the pipe, keeps
-/// one malloc arena (as a `tessera worker` does), and puts the standard streams on /dev/null. Exits the process, status 0, when the block is empty: the parent
-/// did not need this child, or ended. The block is malloc'd; its length is returned.
+/// one malloc arena (as a `tessera worker` does), and puts the standard streams on /dev/null. Exits the
+/// process, status 0, when the block is empty: the parent did not need this child, or ended. The block is
+/// malloc'd; its length is returned.
 long tessera_prefork_await(int fd, char **block);
 /// Writes `title` over the process's argument strings (what ps shows), cut to the room they had.
 void tessera_set_process_title(int argc, char **argv, const char *title);
