@@ -22,7 +22,8 @@ public struct EmbeddedPostgresService: Service {
     }
 
     /// The server's URL once it runs; the first call has `run` start it. `answering`: the caller has just
-    /// seen it answer (`EmbeddedPostgres.isAnswering`), so it is not asked again.
+    /// seen it answer (`EmbeddedPostgres.isAnswering`, or a session from `JobStore(answering:)`), so it is
+    /// not asked again.
     public func url(answering: Bool = false) async throws(StoreError) -> String {
         wanted.hand(answering)
         guard let result = await started.value else { throw StoreError("the job store shut down before it started") }

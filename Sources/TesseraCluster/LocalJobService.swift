@@ -103,24 +103,17 @@ struct LocalJobService: Service {
     /// schema brought up to date), or `session` taken for it; nil when interrupted first.
     func start(id: String, socket: String, interrupted: CancellationFlag, session: JobStore?) async throws -> Cluster? {
         let box = SessionBox(store: session)
-        guard !interrupted.isCancelled else {
-            session?.close()
-            return nil
-        }
+        // `session` closes on every way out until the starting thread takes it.
+        var taken = false
+        defer { if !taken { session?.close() } }
+        guard !interrupted.isCancelled else { return nil }
         let url: String
-        do {
-            switch store {
-            case .url(let given): url = given
-            case .embedded(let postgres): url = try await postgres.url(answering: session != nil)
-            }
-        } catch {
-            session?.close()
-            throw error
+        switch store {
+        case .url(let given): url = given
+        case .embedded(let postgres): url = try await postgres.url(answering: session != nil)
         }
-        guard !interrupted.isCancelled else {
-            session?.close()
-            return nil
-        }
+        guard !interrupted.isCancelled else { return nil }
+        taken = true
         return try await DedicatedThread.run("tessera-job") { () throws -> Cluster in
             let coordinator: Coordinator
             do { coordinator = try startCoordinator(id: id, url: url, socket: socket) } catch {
