@@ -26,7 +26,11 @@ public enum WorkerPrefork {
             var fd: Int32 = -1
             let pid = tessera_prefork(&fd)
             if pid < 0 { break }
-            if pid == 0 { return arguments(from: fd) }
+            if pid == 0 {
+                // The siblings forked before this child are not its own, and their pipes closed at the fork.
+                waiting.withValue { $0 = [] }
+                return arguments(from: fd)
+            }
             waiting.withValue { $0.append(Child(pid: pid, pipe: fd)) }
         }
         return nil
