@@ -5,7 +5,7 @@
 # applies. Nothing secret is in the repository, and nothing here is a default: every run makes new keys.
 #   TESSERA=/path/to/tessera bash deploy/kubernetes/make-secrets.sh [--database-url URL] [--out FILE] [--force]
 # --database-url: an external PostgreSQL instead of postgres.yaml's (then drop postgres.yaml from the kustomization).
-# To revoke or add a worker key later, see the README (Securing a cluster).
+# To revoke or add a worker key later, see docs/security.md (Securing a cluster).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tessera=${TESSERA:-tessera}
