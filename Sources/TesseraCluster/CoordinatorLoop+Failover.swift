@@ -12,16 +12,16 @@ extension CoordinatorLoop {
             try recordProgress()
         }
         if duties.adopt {
-            try adoptAndLetGo()
+            try adoptAndLetGo(orphans: duties.orphans)
             checkInputs()
         }
         if duties.faults { try checkFaults() }
     }
 
-    /// Takes over the jobs of coordinators silent longer than `--takeover-after`, and lets go of the jobs
-    /// another coordinator took over from this one while it was away.
-    func adoptAndLetGo() throws {
-        if options.onlyJob == nil, Stopwatch.now - storeSessionStarted >= options.takeoverAfter {
+    /// With `orphans`, takes over the jobs of coordinators silent longer than `--takeover-after`; lets go of
+    /// the jobs another coordinator took over from this one while it was away.
+    func adoptAndLetGo(orphans: Bool) throws {
+        if orphans {
             let adopted = try store.adoptOrphanedJobs(coordinator: options.coordinatorID, silence: options.takeoverAfter)
             for adoption in adopted {
                 logger.warning("took over a job from a silent coordinator", metadata: [

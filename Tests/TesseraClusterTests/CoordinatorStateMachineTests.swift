@@ -123,7 +123,7 @@ struct CoordinatorStateMachineTests {
             ("a job loaded", { $0.jobLoaded(Self.jobB, segments: [0], outstanding: [0], payloadBytes: 1) }),
             ("a job's thread reporting", { $0.backgroundEnded(Self.jobA) }),
             ("a job dropped", { _ = $0.jobDropped(Self.jobB) }),
-            ("a store reconnect", { _ = $0.storeReconnected() }),
+            ("a store reconnect", { _ = $0.storeReconnected(now: 1) }),
             ("a sweep", { _ = $0.sweepDue(now: 10) }),
             ("a task not sent", { $0.notSent() }),
         ]
@@ -431,7 +431,7 @@ struct CoordinatorStateMachineTests {
         var next = 0
         _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
         _ = machine.sweepDue(now: 0)
-        let working = machine.storeReconnected()
+        let working = machine.storeReconnected(now: 0)
         let tasks = [0, 1, 2].map { Self.ref(Self.jobA, $0) }
         #expect(working == ["w1": [tasks[0]: Self.token(tasks[0]), tasks[2]: Self.token(tasks[2])], "w2": [tasks[1]: Self.token(tasks[1])]])
         #expect(machine.pending == .unknown)
