@@ -6,17 +6,19 @@ import TesseraCore
 /// executes them against libzmq, the store and the result spooler. No I/O, and the clock is passed in
 /// (seconds on any monotonic scale).
 ///
-/// A job's life here, each step with the event that takes it (store states in capitals):
+/// A job's life, each step with the event that takes it (store states in capitals, `JobState` holding the
+/// transitions the store allows; `.ready`, `.stitched`… are what a job's thread reports, `Coordinator.Event`):
 ///
-///     QUEUED ──sweep claims (planningStarted)──▶ planning ──.ready: jobLoaded──▶ ENCODING
-///     ENCODING ──recorded(segment) × all──▶ sweepAction ─┬─ .allocateSecondPass (first of two passes)
-///                                                         │     └─ allocated: .ready, jobLoaded(pass: .second) ──▶ ENCODING
-///                                                         └─ .stitch ──▶ STITCHING ──.stitched: jobDropped──▶ DONE
-///     any ──.failed, reaped out of attempts, input changed, fault too long: jobDropped──▶ FAILED
-///     ENCODING ──jobStalled (a local fault)──▶ stalled, nothing leased ──jobResumed──▶ ENCODING
-///     STITCHING ──.stalled (the output cannot be written)──▶ ENCODING, stalled; stitched again once resumed
-///     any ──sweepAction .lost / held elsewhere: jobDropped, spool kept──▶ another coordinator's
-///     orphan ──Duties.orphans (its coordinator silent past takeoverAfter): adopted──▶ a sweep loads it
+///     QUEUED ─ a sweep claims it: planningStarted ─▶ PLANNING ─ .ready: jobLoaded ─▶ ENCODING
+///     ENCODING ─ recorded(its last segment) ─▶ the sweep's sweepAction:
+///         .allocateSecondPass (pass .first) ─ allocated: .ready, jobLoaded(pass: .second) ─▶ ENCODING
+///         .stitch ─▶ STITCHING ─ .stitched: jobDropped ─▶ DONE
+///     ENCODING ─ jobStalled (a local fault) ─▶ stalled, nothing of it leased ─ jobResumed ─▶ ENCODING
+///     STITCHING ─ .stalled (its output cannot be written) ─▶ ENCODING, stalled; stitched once resumed
+///     any ─ .failed, out of attempts (reaped), input changed, fault too long: jobDropped ─▶ FAILED
+///     any ─ sweepAction .forget (canceled, or ended by another) ─▶ forgotten here
+///     any ─ sweepAction .lost, held elsewhere, or .released ─▶ let go, its spool kept for the other
+///     another's, its coordinator silent past takeoverAfter ─ Duties.orphans: adopted ─▶ a sweep loads it
 struct CoordinatorStateMachine {
     typealias SegmentRef = ClusterMessage.SegmentRef
     typealias LeaseRef = ClusterMessage.LeaseRef
