@@ -137,39 +137,9 @@ final class CoordinatorLoop {
     // MARK: Workers
 
     func handle(_ frames: [ReceivedFrame]) throws {
-        guard frames.count >= 2 else { return }
-        // A result's payload (megabytes) goes to the spooler where libzmq received it.
-        let parsed = Result { () throws(WireError) in try ClusterMessage(head: frames[1].bytes, payloadFrames: frames.count - 2) }
-        // The key comes with the header frame: the routing id frame is made by the ROUTER and carries no
-        // connection metadata.
-        let key = frames[1].userID
-        let credential: CoordinatorStateMachine.Credential = authorized.map { keys in .curve(key: key, authorized: key.map(keys.isAuthorized) ?? false) } ?? .plaintext
         let now = Stopwatch.now
-        let worker: String
-        switch machine.messageArrived(from: frames[0].bytes, parsed, credential: credential, now: now) {
-        case .drop(.unacceptableIdentity):
-            logger.warning("\(CoordinatorStateMachine.Drop.unacceptableIdentity)")
-            return
-        case .drop(let reason):
-            // The identity is acceptable: a malformed message is the only one that did not parse.
-            var metadata: Logger.Metadata = ["peer": "\(String(decoding: frames[0].bytes, as: UTF8.self))"]
-            if case .failure(let error) = parsed { metadata["error"] = "\(error)" }
-            logger.warning("\(reason)", metadata: metadata)
-            return
-        case .refuse(let peer, let refusal):
-            let message = try parsed.get()
-            if case .result = message { CoordinatorMetrics.resultRefused(refusal) }
-            if let lease = message.lease { try refuse(lease.segment, from: peer, "\(refusal)") }
-            if droppedKeysLogged.insert(key ?? "").inserted {
-                logger.warning("dropping messages from a key that is not authorized now", metadata: ["peer": "\(peer)", "worker.key": "\(key ?? "none")"])
-            }
-            return
-        case .accept(let peer, let recordResultsFirst):
-            worker = peer
-            // Anything that may hand a lease back records the results received before it first.
-            if recordResultsFirst { try spooler.drain() }
-        }
-        let message = try parsed.get()
+        guard frames.count >= 2, case let (worker, message)? = try admit(frames, now: now) else { return }
+        let key = frames[1].userID
         switch message {
         case .ready(let ready):
             // With CURVE, an id belongs to the first key it joined with.
