@@ -69,12 +69,12 @@ extension CoordinatorLoop {
 
     /// A job stopped by a local fault: nothing of it is leased, and `status` says why.
     func stall(_ job: String, _ fault: LocalFault) throws {
-        guard machine.jobs[job] != nil else { return }
-        if faults[job] == nil {
+        let stall = machine.jobStalled(job)
+        guard stall != .notLoaded else { return }
+        if stall == .stalled {
             logger.warning("job waits on a local fault", metadata: ["job.id": "\(job)", "reason": "\(fault.reason)"])
         }
         faults[job] = fault
-        machine.jobStalled(job)
         try store.setStalled(job, reason: fault.reason)
     }
 

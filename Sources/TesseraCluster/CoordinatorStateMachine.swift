@@ -430,9 +430,21 @@ struct CoordinatorStateMachine {
         dispatchDue = true
     }
 
+    /// What a local fault did to a job.
+    enum Stall: Equatable {
+        /// It is not loaded here: there is nothing to stop.
+        case notLoaded
+        /// It stops now (news to log).
+        case stalled
+        /// It was stopped already.
+        case stillStalled
+    }
+
     /// A local fault stops the job: none of it is leased until `jobResumed`.
-    mutating func jobStalled(_ job: String) {
+    mutating func jobStalled(_ job: String) -> Stall {
+        guard let stalled = jobs[job]?.stalled else { return .notLoaded }
         jobs[job]?.stalled = true
+        return stalled ? .stillStalled : .stalled
     }
 
     mutating func jobResumed(_ job: String) {

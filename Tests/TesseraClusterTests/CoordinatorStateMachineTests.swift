@@ -391,7 +391,7 @@ struct CoordinatorStateMachineTests {
         machine.jobLoaded(Self.jobB, segments: [0, 1], outstanding: [0, 1], payloadBytes: 10)
         #expect(!machine.wantsJobs)
         // A stalled job's segments cannot be leased: they do not count.
-        machine.jobStalled(Self.jobB)
+        _ = machine.jobStalled(Self.jobB)
         #expect(machine.wantsJobs)
     }
 

@@ -80,11 +80,11 @@ struct FailoverStateMachineTests {
 
     @Test func aStalledJobIsNotLeasedUntilItResumes() {
         var machine = CoordinatorStateMachineTests.machine(workers: ["w1": 2], jobs: [Self.jobA: 4, Self.jobB: 4])
-        machine.jobStalled(Self.jobA)
+        _ = machine.jobStalled(Self.jobA)
         #expect(machine.stalledJobs == [Self.jobA])
         let onlyB = machine.dispatch(heldBytes: 0)
         #expect(onlyB == .lease(slots: ["w1", "w1"], jobs: [Self.jobB]))
-        machine.jobStalled(Self.jobB)
+        _ = machine.jobStalled(Self.jobB)
         machine.handedBack()
         let none = machine.dispatch(heldBytes: 0)
         #expect(none == .none, "every job stalled: no lease statement")
@@ -93,6 +93,16 @@ struct FailoverStateMachineTests {
         machine.jobResumed(Self.jobA)
         let onlyA = machine.dispatch(heldBytes: 0)
         #expect(onlyA == .lease(slots: ["w1", "w1"], jobs: [Self.jobA]))
+    }
+
+    @Test func aFaultStallsALoadedJobOnce() {
+        var machine = CoordinatorStateMachineTests.machine(jobs: [Self.jobA: 2])
+        #expect(machine.jobStalled(Self.jobB) == .notLoaded)
+        #expect(machine.stalledJobs == [], "a job not loaded here is not stalled")
+        #expect(machine.jobStalled(Self.jobA) == .stalled)
+        #expect(machine.jobStalled(Self.jobA) == .stillStalled, "a second fault is no news")
+        machine.jobResumed(Self.jobA)
+        #expect(machine.jobStalled(Self.jobA) == .stalled)
     }
 
     @Test func noFaultChecksWithoutStalledJobs() {

@@ -27,7 +27,7 @@ struct SweepStateMachineTests {
         machine.backgroundStarted(Self.jobA)
         #expect(machine.sweepAction(Self.jobA, done) == nil)
         machine.backgroundEnded(Self.jobA)
-        machine.jobStalled(Self.jobA)
+        _ = machine.jobStalled(Self.jobA)
         #expect(machine.sweepAction(Self.jobA, done) == nil)
         machine.jobResumed(Self.jobA)
         #expect(machine.sweepAction(Self.jobA, done) == .stitch)
