@@ -6,8 +6,8 @@ import TesseraStore
 extension Coordinator {
     /// Probes and plans a job (recording the segments when it is new), or rebuilds the plan of a job
     /// the store already has, keeping the recorded segments; done segments whose spooled result is
-    /// missing or damaged go back to pending.
-    func prepare(_ id: String, store: JobStore, planNew: Bool) throws {
+    /// missing or damaged go back to pending. A new plan counts on `encoders` (the connected workers).
+    func prepare(_ id: String, store: JobStore, planNew: Bool, encoders: Int) throws {
         let started = Stopwatch.now, waited = store.queryTime
         var analysis = 0.0
         defer {
@@ -29,10 +29,9 @@ extension Coordinator {
                 var load = try store.load(coordinator: options.coordinatorID, priority: job.priority)
                 // A cluster's coordinator cuts automatically for the workers it has (one encoder each at
                 // least), not for `planningWorkers`.
-                let connected = CoordinatorMetrics.connectedWorkers
-                if connected > 0 {
-                    load.freeEncoders = max(0, connected - load.encoders)
-                    load.encoders = max(load.encoders, connected)
+                if encoders > 0 {
+                    load.freeEncoders = max(0, encoders - load.encoders)
+                    load.encoders = max(load.encoders, encoders)
                     if job.spec.segmentSeconds == nil { jobOptions.workers = load.encoders }
                 }
                 jobOptions.load = load

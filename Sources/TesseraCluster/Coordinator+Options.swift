@@ -55,6 +55,8 @@ extension Coordinator {
         configuration.sendWindowBytes = options.sendWindowBytes
         configuration.benchmark = options.benchmark
         configuration.takeoverAfter = options.takeoverAfter
+        // A coordinator for one job (`tessera transcode`) takes over no one else's.
+        configuration.adoptsOrphans = options.onlyJob == nil
         return configuration
     }
 }

@@ -3,6 +3,14 @@ import TesseraCore
 import TesseraEngine
 import TesseraStore
 
+extension JobPlan {
+    /// Which pass its segments encode, for the state machine.
+    var pass: CoordinatorStateMachine.Pass {
+        guard settings.twoPass else { return .only }
+        return secondPass == nil ? .first : .second
+    }
+}
+
 extension Coordinator {
     /// A two-pass job whose first pass is done: reads every segment's statistics from the spool, allocates the
     /// file's bits over the segments, records each segment's second pass and sends them back to pending (one

@@ -12,16 +12,16 @@ extension CoordinatorLoop {
             try recordProgress()
         }
         if duties.adopt {
-            try adoptAndLetGo()
+            try adoptAndLetGo(orphans: duties.orphans)
             checkInputs()
         }
         if duties.faults { try checkFaults() }
     }
 
-    /// Takes over the jobs of coordinators silent longer than `--takeover-after`, and lets go of the jobs
-    /// another coordinator took over from this one while it was away.
-    func adoptAndLetGo() throws {
-        if options.onlyJob == nil, Stopwatch.now - storeSessionStarted >= options.takeoverAfter {
+    /// With `orphans`, takes over the jobs of coordinators silent longer than `--takeover-after`; lets go of
+    /// the jobs another coordinator took over from this one while it was away.
+    func adoptAndLetGo(orphans: Bool) throws {
+        if orphans {
             let adopted = try store.adoptOrphanedJobs(coordinator: options.coordinatorID, silence: options.takeoverAfter)
             for adoption in adopted {
                 logger.warning("took over a job from a silent coordinator", metadata: [
@@ -69,12 +69,12 @@ extension CoordinatorLoop {
 
     /// A job stopped by a local fault: nothing of it is leased, and `status` says why.
     func stall(_ job: String, _ fault: LocalFault) throws {
-        guard machine.jobs[job] != nil else { return }
-        if faults[job] == nil {
+        let stall = machine.jobStalled(job)
+        guard stall != .notLoaded else { return }
+        if stall == .stalled {
             logger.warning("job waits on a local fault", metadata: ["job.id": "\(job)", "reason": "\(fault.reason)"])
         }
         faults[job] = fault
-        machine.jobStalled(job)
         try store.setStalled(job, reason: fault.reason)
     }
 

@@ -16,27 +16,25 @@ extension CoordinatorLoop {
                 break
             }
             machine.planningStarted(job.id)
-            coordinator.background(job.id) { store in try coordinator.prepare(job.id, store: store, planNew: true) }
+            let encoders = machine.encoders
+            coordinator.background(job.id) { store in try coordinator.prepare(job.id, store: store, planNew: true, encoders: encoders) }
         }
         for id in try store.jobIDs(in: .encoding, coordinator: options.coordinatorID) where coordinator.mine(id) && machine.needsLoading(id) {
-            background(id) { store in try coordinator.prepare(id, store: store, planNew: false) }
+            background(id) { store in try coordinator.prepare(id, store: store, planNew: false, encoders: 0) }
         }
         for id in machine.jobs.keys.sorted() {
             let job = try store.job(id)
-            if job.coordinator != options.coordinatorID {
-                // Taken over while this coordinator was away: not ours to stitch, finish or clean up.
-                lost(id)
-            } else if job.state.isFinal {
-                drop(id)
-            } else if job.state == .encoding, job.segmentsTotal > 0, job.segmentsDone == job.segmentsTotal, machine.mayStitch(id),
-                      faults[id] == nil,
-                      let plan = loaded[id]?.plan {
-                // A two-pass job's first pass done: its bits are allocated, then its second pass runs.
-                if plan.settings.twoPass, plan.secondPass == nil {
-                    background(id) { store in try coordinator.allocate(id, plan, store) }
-                    continue
-                }
-                guard (try? store.setState(id, to: .stitching)) != nil else { continue }
+            let stored = CoordinatorStateMachine.StoredJob(heldHere: job.coordinator == options.coordinatorID, state: job.state,
+                                                           segmentsDone: job.segmentsDone, segmentsTotal: job.segmentsTotal)
+            switch machine.sweepAction(id, stored) {
+            case nil: break
+            case .lost: lost(id)
+            case .forget: drop(id)
+            case .allocateSecondPass:
+                guard let plan = loaded[id]?.plan else { continue }
+                background(id) { store in try coordinator.allocate(id, plan, store) }
+            case .stitch:
+                guard let plan = loaded[id]?.plan, (try? store.setState(id, to: .stitching)) != nil else { continue }
                 background(id) { store in try coordinator.stitch(id, plan, store) }
             }
         }
@@ -58,7 +56,7 @@ extension CoordinatorLoop {
                 loaded[id] = LoadedJob(plan: plan, reader: try SegmentReader(plan: plan), segments: segments)
                 spooler.take(id)
                 machine.jobLoaded(id, segments: Set(segments.keys), outstanding: outstanding,
-                                  payloadBytes: videoBytes / max(segments.count, 1))
+                                  payloadBytes: videoBytes / max(segments.count, 1), pass: plan.pass)
             } catch {
                 try? store.setState(id, to: .failed, error: error.description)
             }

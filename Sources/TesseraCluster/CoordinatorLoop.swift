@@ -40,9 +40,6 @@ final class CoordinatorLoop {
     var faults: [String: LocalFault] = [:]
     /// Frames encoded between segment completions, and the rate, by job.
     var meter = ProgressMeter()
-    /// When the store's current session began: no job is adopted until the other coordinators have had
-    /// `--takeover-after` to record their heartbeats in it (after an outage, every one's is stale).
-    var storeSessionStarted = Stopwatch.now
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -80,9 +77,8 @@ final class CoordinatorLoop {
             try step("results", \.results) { try takeOutcomes() }
             if store.sessions != sessions {
                 sessions = store.sessions
-                storeSessionStarted = Stopwatch.now
                 logger.info("the job store is reachable again")
-                try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected()) }
+                try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected(now: Stopwatch.now)) }
             }
             if let authorized, authorized.generation != keysChecked {
                 keysChecked = authorized.generation
@@ -141,49 +137,11 @@ final class CoordinatorLoop {
     // MARK: Workers
 
     func handle(_ frames: [ReceivedFrame]) throws {
-        guard frames.count >= 2 else { return }
-        let worker = String(decoding: frames[0].bytes, as: UTF8.self)
-        guard Array(worker.utf8) == frames[0].bytes, Coordinator.acceptable(worker) else {
-            logger.warning("dropped a message from an unacceptable identity")
-            return
-        }
-        let message: ClusterMessage
-        do {
-            // A result's payload (megabytes) goes to the spooler where libzmq received it.
-            message = try ClusterMessage(head: frames[1].bytes, payloadFrames: frames.count - 2)
-        } catch {
-            logger.warning("dropped a malformed message", metadata: ["peer": "\(worker)", "error": "\(error)"])
-            return
-        }
-        let refs = message.segment.map { [$0] } ?? { if case .bye(let refs) = message { refs } else { [] } }()
-        guard refs.allSatisfy({ UUID(uuidString: $0.jobID) != nil }) else {
-            logger.warning("dropped a message for a job id that is not one", metadata: ["peer": "\(worker)"])
-            return
-        }
-        // With CURVE, a message counts only while its key is authorized and, once a worker joined, only
-        // under the key it joined with.
-        // (The routing id frame is made by the ROUTER and carries no connection metadata.)
-        let key = frames[1].userID
-        if let authorized {
-            let joinedWith = machine.peers[worker]?.key
-            guard let key, authorized.isAuthorized(key), joinedWith == nil || joinedWith == key else {
-                if case .result = message { CoordinatorMetrics.resultRefused(.unauthorizedKey) }
-                if let lease = message.lease { try refuse(lease.segment, from: worker, "its key is not authorized") }
-                if droppedKeysLogged.insert(key ?? "").inserted {
-                    logger.warning("dropping messages from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
-                }
-                return
-            }
-        }
         let now = Stopwatch.now
-        // Anything that may hand a lease back records the results received before it first.
-        if machine.received(message.kind, from: worker, now: now) { try spooler.drain() }
+        guard frames.count >= 2, case let (worker, message)? = try admit(frames, now: now) else { return }
+        let key = frames[1].userID
         switch message {
         case .ready(let ready):
-            guard ready.workerID == worker else {
-                logger.warning("dropped a ready whose id is not its identity", metadata: ["peer": "\(worker)"])
-                return
-            }
             // With CURVE, an id belongs to the first key it joined with.
             guard try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities, key: key) else {
                 logger.warning("refused a worker whose id belongs to another key", metadata: ["worker.id": "\(worker)", "worker.key": "\(key ?? "none")"])
@@ -196,7 +154,7 @@ final class CoordinatorLoop {
             }
             if held[worker] == nil { held[worker] = HeldBytes() }
             // Leases in its name that it is not working on (results lost while we were apart) go back.
-            machine.leasesKept(worker, try returnLeases(of: worker, notIn: working))
+            try handBack(machine.storeLeasesFound(worker, storedLeases(of: worker), working: working), of: worker)
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
         case .heartbeat:
             if machine.renewalDue(worker, now: now) {
@@ -291,20 +249,21 @@ final class CoordinatorLoop {
     /// working on go back now, as when a worker joins, instead of waiting out the lease.
     func reconcile(_ working: [String: [SegmentRef: String]]) throws {
         try spooler.drain()
-        for (id, segments) in working { _ = try returnLeases(of: id, notIn: segments) }
+        for (id, segments) in working {
+            try handBack(CoordinatorStateMachine.LeaseSort(stored: storedLeases(of: id), working: segments).handBack, of: id)
+        }
     }
 
-    /// Hands back, without charging an attempt, the leases in `worker`'s name that it is not working on
-    /// under that lease's token; returns the others with their tokens.
-    func returnLeases(of worker: String, notIn working: [SegmentRef: String]) throws -> [SegmentRef: String] {
-        var kept: [SegmentRef: String] = [:]
-        for lease in try store.leases(worker: worker, coordinator: options.coordinatorID) {
-            let ref = SegmentRef(jobID: lease.jobID, index: lease.index)
-            if working[ref] == lease.token { kept[ref] = lease.token } else {
-                try store.release(lease.jobID, lease.index, worker: worker, error: nil)
-            }
+    /// The leases the store holds in `worker`'s name, from this coordinator.
+    func storedLeases(of worker: String) throws -> [LeaseRef] {
+        try store.leases(worker: worker, coordinator: options.coordinatorID).map {
+            LeaseRef(segment: SegmentRef(jobID: $0.jobID, index: $0.index), token: $0.token)
         }
-        return kept
+    }
+
+    /// Hands `worker`'s leases of `segments` back, without charging an attempt.
+    func handBack(_ segments: [SegmentRef], of worker: String) throws {
+        for ref in segments { try store.release(ref.jobID, ref.index, worker: worker, error: nil) }
     }
 
     /// Silent workers' leases return, the others get a heartbeat, and expired leases are reaped.

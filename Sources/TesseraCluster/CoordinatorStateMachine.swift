@@ -5,6 +5,20 @@ import TesseraCore
 /// pending segments, and when each periodic duty is due. Events go in, actions come out; `Coordinator`
 /// executes them against libzmq, the store and the result spooler. No I/O, and the clock is passed in
 /// (seconds on any monotonic scale).
+///
+/// A job's life, each step with the event that takes it (store states in capitals, `JobState` holding the
+/// transitions the store allows; `.ready`, `.stitched`… are what a job's thread reports, `Coordinator.Event`):
+///
+///     QUEUED ─ a sweep claims it: planningStarted ─▶ PLANNING ─ .ready: jobLoaded ─▶ ENCODING
+///     ENCODING ─ recorded(its last segment) ─▶ the sweep's sweepAction:
+///         .allocateSecondPass (pass .first) ─ allocated: .ready, jobLoaded(pass: .second) ─▶ ENCODING
+///         .stitch ─▶ STITCHING ─ .stitched: jobDropped ─▶ DONE
+///     ENCODING ─ jobStalled (a local fault) ─▶ stalled, nothing of it leased ─ jobResumed ─▶ ENCODING
+///     STITCHING ─ .stalled (its output cannot be written) ─▶ ENCODING, stalled; stitched once resumed
+///     any ─ .failed, out of attempts (reaped), input changed, fault too long: jobDropped ─▶ FAILED
+///     any ─ sweepAction .forget (canceled, or ended by another) ─▶ forgotten here
+///     any ─ sweepAction .lost, held elsewhere, or .released ─▶ let go, its spool kept for the other
+///     another's, its coordinator silent past takeoverAfter ─ Duties.orphans: adopted ─▶ a sweep loads it
 struct CoordinatorStateMachine {
     typealias SegmentRef = ClusterMessage.SegmentRef
     typealias LeaseRef = ClusterMessage.LeaseRef
@@ -22,6 +36,8 @@ struct CoordinatorStateMachine {
         var maximumSlots = 64
         /// A coordinator silent this long in the store loses its jobs to a live one.
         var takeoverAfter: Double = 15
+        /// Whether this coordinator takes over silent coordinators' jobs (one for a single job does not).
+        var adoptsOrphans = true
 
         /// Silence after which a worker is dead and its leases return.
         var silence: Double { heartbeatInterval * Double(liveness) }
@@ -55,6 +71,17 @@ struct CoordinatorStateMachine {
         /// A local fault (its results cannot be spooled, its output cannot be written): nothing of it is
         /// leased until the fault clears.
         var stalled = false
+        /// Which pass its segments encode: once all are done, a first pass of two allocates the second.
+        var pass = Pass.only
+    }
+
+    enum Pass: Equatable {
+        /// A one-pass job: stitched when its segments are done.
+        case only
+        /// A two-pass job's first pass: its bits are allocated when its segments are done.
+        case first
+        /// A two-pass job's second pass: stitched when its segments are done.
+        case second
     }
 
     /// What the store may hold for the workers.
@@ -101,8 +128,11 @@ struct CoordinatorStateMachine {
         var dispatch: Bool = false
         /// Record this coordinator's heartbeat in the store.
         var presence: Bool = false
-        /// Look for jobs of coordinators silent longer than `takeoverAfter`, and for jobs lost to another.
+        /// Look for jobs lost to another coordinator.
         var adopt: Bool = false
+        /// With `adopt`, take over the jobs of coordinators silent longer than `takeoverAfter`: the store's
+        /// session has lasted that long (after an outage every coordinator's heartbeat is stale).
+        var orphans: Bool = false
         /// Look again at the stalled jobs' faults.
         var faults: Bool = false
     }
@@ -129,6 +159,8 @@ struct CoordinatorStateMachine {
     private var nextBeat: Double, nextSweep: Double, nextReap: Double, nextNotifications: Double
     private var nextPresence: Double, nextAdoption: Double, nextFaults: Double
     private var lastSweep = -Double.infinity
+    /// When the store's current session began (its connection was last made again).
+    private var storeSessionStarted: Double
 
     init(_ configuration: Configuration, now: Double) {
         self.configuration = configuration
@@ -142,6 +174,7 @@ struct CoordinatorStateMachine {
         // the others has had time to be fair to them.
         nextAdoption = now + min(2, configuration.takeoverAfter / 4)
         nextFaults = now
+        storeSessionStarted = now
     }
 
     /// How long the loop may wait for a message before a duty is due.
@@ -181,6 +214,27 @@ struct CoordinatorStateMachine {
         peers[worker]?.inFlight = kept
     }
 
+    /// The leases the store holds in a worker's name, against those it reports `working` on: it keeps those
+    /// it works on under that lease's token; the others go back, without an attempt counted.
+    struct LeaseSort: Equatable {
+        var kept: [SegmentRef: String] = [:]
+        var handBack: [SegmentRef] = []
+
+        init(stored: [LeaseRef], working: [SegmentRef: String]) {
+            for lease in stored {
+                if working[lease.segment] == lease.token { kept[lease.segment] = lease.token } else { handBack.append(lease.segment) }
+            }
+        }
+    }
+
+    /// The store's leases in the name of `worker`, which just (re)joined working on `working`: those it
+    /// keeps are its tasks in flight; returns those the coordinator hands back.
+    mutating func storeLeasesFound(_ worker: String, _ stored: [LeaseRef], working: [SegmentRef: String]) -> [SegmentRef] {
+        let sort = LeaseSort(stored: stored, working: working)
+        leasesKept(worker, sort.kept)
+        return sort.handBack
+    }
+
     /// Why a result or failure was refused before anything was written.
     enum Refusal: Equatable, CustomStringConvertible {
         /// Not from a connected worker (never joined, went silent, left, or its key was revoked).
@@ -189,12 +243,18 @@ struct CoordinatorStateMachine {
         case noTask
         /// Its token is not the lease's (a result of an earlier lease, or a forgery).
         case wrongToken
+        /// With CURVE: it came with no key, or one not authorized (now).
+        case unauthorizedKey
+        /// With CURVE: its key is not the one its worker joined with.
+        case keyChanged
 
         var description: String {
             switch self {
             case .unknownWorker: "not from a connected worker"
             case .noTask: "the worker holds no lease on this segment (a duplicate or a late result)"
             case .wrongToken: "its lease token is not the lease's (a result of an earlier lease, or forged)"
+            case .unauthorizedKey: "its key is not authorized"
+            case .keyChanged: "its key is not the one its worker joined with"
             }
         }
     }
@@ -272,7 +332,8 @@ struct CoordinatorStateMachine {
     /// The store's connection was made again (its server may have forgotten our last commits): each
     /// connected worker's leases that it is not working on go back, and what was notified meanwhile is
     /// lost, so a sweep follows. Returns each worker's tasks in flight, with their tokens.
-    mutating func storeReconnected() -> [String: [SegmentRef: String]] {
+    mutating func storeReconnected(now: Double) -> [String: [SegmentRef: String]] {
+        storeSessionStarted = now
         pending = .unknown
         sweepAsked = true
         dispatchDue = true
@@ -318,8 +379,8 @@ struct CoordinatorStateMachine {
     }
 
     /// A job's plan is loaded: its segments may be leased.
-    mutating func jobLoaded(_ job: String, segments: Set<Int>, outstanding: Set<Int>, payloadBytes: Int) {
-        jobs[job] = Job(segments: segments, outstanding: outstanding, payloadBytes: max(payloadBytes, 1))
+    mutating func jobLoaded(_ job: String, segments: Set<Int>, outstanding: Set<Int>, payloadBytes: Int, pass: Pass = .only) {
+        jobs[job] = Job(segments: segments, outstanding: outstanding, payloadBytes: max(payloadBytes, 1), pass: pass)
         pending = .unknown
         dispatchDue = true
     }
@@ -329,6 +390,9 @@ struct CoordinatorStateMachine {
 
     /// Whether a loaded job whose segments are all done may be stitched now.
     func mayStitch(_ job: String) -> Bool { jobs[job] != nil && !busy.contains(job) }
+
+    /// The encoders a new plan may count on: one for each connected worker.
+    var encoders: Int { peers.count }
 
     /// The store's connection has something to read: its notifications are read on this turn.
     mutating func storeSpoke(now: Double) {
@@ -366,9 +430,21 @@ struct CoordinatorStateMachine {
         dispatchDue = true
     }
 
+    /// What a local fault did to a job.
+    enum Stall: Equatable {
+        /// It is not loaded here: there is nothing to stop.
+        case notLoaded
+        /// It stops now (news to log).
+        case stalled
+        /// It was stopped already.
+        case stillStalled
+    }
+
     /// A local fault stops the job: none of it is leased until `jobResumed`.
-    mutating func jobStalled(_ job: String) {
+    mutating func jobStalled(_ job: String) -> Stall {
+        guard let stalled = jobs[job]?.stalled else { return .notLoaded }
         jobs[job]?.stalled = true
+        return stalled ? .stillStalled : .stalled
     }
 
     mutating func jobResumed(_ job: String) {
@@ -427,6 +503,7 @@ struct CoordinatorStateMachine {
         if now >= nextAdoption {
             nextAdoption = now + min(2, configuration.takeoverAfter / 4)
             duties.adopt = true
+            duties.orphans = configuration.adoptsOrphans && now - storeSessionStarted >= configuration.takeoverAfter
         }
         if now >= nextFaults, !stalledJobs.isEmpty {
             nextFaults = now + 2

@@ -123,7 +123,7 @@ struct CoordinatorStateMachineTests {
             ("a job loaded", { $0.jobLoaded(Self.jobB, segments: [0], outstanding: [0], payloadBytes: 1) }),
             ("a job's thread reporting", { $0.backgroundEnded(Self.jobA) }),
             ("a job dropped", { _ = $0.jobDropped(Self.jobB) }),
-            ("a store reconnect", { _ = $0.storeReconnected() }),
+            ("a store reconnect", { _ = $0.storeReconnected(now: 1) }),
             ("a sweep", { _ = $0.sweepDue(now: 10) }),
             ("a task not sent", { $0.notSent() }),
         ]
@@ -391,7 +391,7 @@ struct CoordinatorStateMachineTests {
         machine.jobLoaded(Self.jobB, segments: [0, 1], outstanding: [0, 1], payloadBytes: 10)
         #expect(!machine.wantsJobs)
         // A stalled job's segments cannot be leased: they do not count.
-        machine.jobStalled(Self.jobB)
+        _ = machine.jobStalled(Self.jobB)
         #expect(machine.wantsJobs)
     }
 
@@ -431,7 +431,7 @@ struct CoordinatorStateMachineTests {
         var next = 0
         _ = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
         _ = machine.sweepDue(now: 0)
-        let working = machine.storeReconnected()
+        let working = machine.storeReconnected(now: 0)
         let tasks = [0, 1, 2].map { Self.ref(Self.jobA, $0) }
         #expect(working == ["w1": [tasks[0]: Self.token(tasks[0]), tasks[2]: Self.token(tasks[2])], "w2": [tasks[1]: Self.token(tasks[1])]])
         #expect(machine.pending == .unknown)

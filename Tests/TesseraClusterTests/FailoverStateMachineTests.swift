@@ -33,6 +33,35 @@ struct FailoverStateMachineTests {
         #expect(adoptions >= 7, "every 0.5 s over 4 s: \(adoptions)")
     }
 
+    @Test func orphansAreAdoptedOnceTheStoresSessionLastedTheTakeover() {
+        var machine = CoordinatorStateMachineTests.machine { $0.takeoverAfter = 4 }
+        var orphans: [Double] = []
+        for step in 0...80 {
+            let now = Double(step) * 0.1
+            let duties = machine.tick(now: now)
+            #expect(!duties.orphans || duties.adopt, "only on an adoption look")
+            if duties.orphans { orphans.append(now) }
+        }
+        #expect(orphans.first.map { $0 >= 4 } == true, "not before the others had 4 s to be heard: \(orphans)")
+        #expect(orphans.count >= 3)
+        // The store came back at 8: every coordinator's heartbeat in it is stale until they are heard again.
+        _ = machine.storeReconnected(now: 8)
+        var after: [Double] = []
+        for step in 81...140 where machine.tick(now: Double(step) * 0.1).orphans { after.append(Double(step) * 0.1) }
+        #expect(after.first.map { $0 >= 12 } == true, "\(after)")
+    }
+
+    @Test func aCoordinatorForOneJobAdoptsNoOrphans() {
+        var machine = CoordinatorStateMachineTests.machine { $0.takeoverAfter = 1; $0.adoptsOrphans = false }
+        var looks = 0
+        for step in 0...50 {
+            let duties = machine.tick(now: Double(step) * 0.1)
+            if duties.adopt { looks += 1 }
+            #expect(!duties.orphans)
+        }
+        #expect(looks > 0, "it still looks for its job held elsewhere")
+    }
+
     @Test func aBusyWorkerGetsNothingUntilTheNextHeartbeatRound() {
         var machine = CoordinatorStateMachineTests.machine(workers: ["w1": 1, "w2": 1], jobs: [Self.jobA: 10])
         var next = 0
@@ -51,11 +80,11 @@ struct FailoverStateMachineTests {
 
     @Test func aStalledJobIsNotLeasedUntilItResumes() {
         var machine = CoordinatorStateMachineTests.machine(workers: ["w1": 2], jobs: [Self.jobA: 4, Self.jobB: 4])
-        machine.jobStalled(Self.jobA)
+        _ = machine.jobStalled(Self.jobA)
         #expect(machine.stalledJobs == [Self.jobA])
         let onlyB = machine.dispatch(heldBytes: 0)
         #expect(onlyB == .lease(slots: ["w1", "w1"], jobs: [Self.jobB]))
-        machine.jobStalled(Self.jobB)
+        _ = machine.jobStalled(Self.jobB)
         machine.handedBack()
         let none = machine.dispatch(heldBytes: 0)
         #expect(none == .none, "every job stalled: no lease statement")
@@ -64,6 +93,16 @@ struct FailoverStateMachineTests {
         machine.jobResumed(Self.jobA)
         let onlyA = machine.dispatch(heldBytes: 0)
         #expect(onlyA == .lease(slots: ["w1", "w1"], jobs: [Self.jobA]))
+    }
+
+    @Test func aFaultStallsALoadedJobOnce() {
+        var machine = CoordinatorStateMachineTests.machine(jobs: [Self.jobA: 2])
+        #expect(machine.jobStalled(Self.jobB) == .notLoaded)
+        #expect(machine.stalledJobs == [], "a job not loaded here is not stalled")
+        #expect(machine.jobStalled(Self.jobA) == .stalled)
+        #expect(machine.jobStalled(Self.jobA) == .stillStalled, "a second fault is no news")
+        machine.jobResumed(Self.jobA)
+        #expect(machine.jobStalled(Self.jobA) == .stalled)
     }
 
     @Test func noFaultChecksWithoutStalledJobs() {

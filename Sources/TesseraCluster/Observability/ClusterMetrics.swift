@@ -43,6 +43,7 @@ enum CoordinatorMetrics {
         case .unknownWorker: resultRefused(RefusedResult.unknownWorker)
         case .noTask: resultRefused(RefusedResult.noLease)
         case .wrongToken: resultRefused(RefusedResult.wrongToken)
+        case .unauthorizedKey, .keyChanged: resultRefused(RefusedResult.unauthorizedKey)
         }
     }
 
@@ -51,9 +52,6 @@ enum CoordinatorMetrics {
         guard workersLast.withValue({ last in defer { last = count }; return last != count }) else { return }
         workersConnected.record(count)
     }
-
-    /// The workers connected at the loop's last turn (0 before it ran): the encoders a new plan may count on.
-    static var connectedWorkers: Int { max(workersLast.current, 0) }
 
     /// Every series starts at 0, so dashboards and `rate()` see it before its first event.
     static func register() {
