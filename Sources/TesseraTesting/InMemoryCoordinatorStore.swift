@@ -236,6 +236,8 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
                       coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)] {
         guard !slots.isEmpty else { return [] }
         return try transaction { t throws(StoreError) in
+            // A lease names a registered worker (the foreign key).
+            if let unknown = slots.first(where: { t.workerKeys[$0] == nil }) { throw StoreError("leasing segments: no worker \(unknown)") }
             struct Candidate { var job: JobRow, index: Int, place: Int, seconds: Double?, frames: Int }
             var candidates: [Candidate] = []
             for job in t.held(by: coordinator) where job.state == .encoding && (jobs == nil || jobs?.contains(job.id) == true) {
@@ -340,20 +342,24 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
                     returned.append(t.lease(job, t.segments[job]![index]!))
                 }
             }
-            var failedJobs: [String] = []
+            // Every exhausted segment fails first (one statement), then the jobs they belong to.
+            var exhausted: [(job: String, index: Int, row: SegmentRow)] = []
             for job in t.jobs.keys.sorted() {
                 for index in t.indices(job, in: [.pending]) {
                     guard let row = t.segments[job]?[index], row.attempts >= attemptLimit else { continue }
                     try t.move(job, index, to: .failed)
-                    guard let state = t.jobs[job]?.state, [.planning, .encoding, .stitching].contains(state) else { continue }
-                    try t.move(job, to: .failed,
-                               error: "segment \(index) failed after \(row.attempts) attempts: \(row.lastError ?? "no error recorded")")
-                    failedJobs.append(job)
-                    for other in t.indices(job, in: [.pending, .leased]) {
-                        try t.move(job, other, to: .canceled) {
-                            $0.leaseExpires = nil
-                            $0.lastError = "job failed"
-                        }
+                    exhausted.append((job, index, row))
+                }
+            }
+            var failedJobs: [String] = []
+            for (job, index, row) in exhausted {
+                guard let state = t.jobs[job]?.state, [.planning, .encoding, .stitching].contains(state) else { continue }
+                try t.move(job, to: .failed, error: "segment \(index) failed after \(row.attempts) attempts: \(row.lastError ?? "no error recorded")")
+                failedJobs.append(job)
+                for other in t.indices(job, in: [.pending, .leased]) {
+                    try t.move(job, other, to: .canceled) {
+                        $0.leaseExpires = nil
+                        $0.lastError = "job failed"
                     }
                 }
             }
@@ -364,8 +370,10 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
     public func complete(_ completions: [JobStore.Completion]) throws(StoreError) -> Set<Int> {
         try transaction { t throws(StoreError) in
             var counted: Set<Int> = []
+            // One completion per segment and worker: the first (`DISTINCT ON`), whether or not it counts.
+            var seen: Set<[String]> = []
             for (position, c) in completions.enumerated() {
-                guard let row = t.segments[c.jobID.lowercased()]?[c.index], row.state == .leased, row.workerID == c.worker,
+                guard seen.insert([c.jobID.lowercased(), String(c.index), c.worker]).inserted, let row = t.segments[c.jobID.lowercased()]?[c.index], row.state == .leased, row.workerID == c.worker,
                       row.leaseToken == c.token else { continue }
                 try t.move(c.jobID.lowercased(), c.index, to: .done) {
                     $0.leaseExpires = nil
