@@ -138,23 +138,11 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
     }
 
     public func pinInput(_ job: String, identity json: String) throws(StoreError) -> String {
-        try transaction { t in
-            guard let row = t.jobs[job] else { return json }
-            let pinned = row.inputIdentity ?? json
-            t.jobs[job]?.inputIdentity = pinned
-            t.notify(job)
-            return pinned
-        }
+        try transaction { t in t.recordOnce(job, \.inputIdentity, json) }
     }
 
     public func referenceExtradata(_ jobID: String, proposing hex: String) throws(StoreError) -> String {
-        try transaction { t in
-            guard let row = t.jobs[jobID] else { return hex }
-            let recorded = row.extradata ?? hex
-            t.jobs[jobID]?.extradata = recorded
-            t.notify(jobID)
-            return recorded
-        }
+        try transaction { t in t.recordOnce(jobID, \.extradata, hex) }
     }
 
     public func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]? {
@@ -168,10 +156,7 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
             t.jobs[jobID]?.secondPass = passes
             for index in t.indices(jobID, in: [.done]) {
                 try t.move(jobID, index, to: .pending) {
-                    $0.resultPath = nil
-                    $0.resultOffset = 0
-                    $0.checksum = nil
-                    $0.sizeBytes = nil
+                    $0.forgetResult()
                     $0.lastError = nil
                     $0.attempts = 0
                 }
@@ -221,10 +206,7 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         try transaction { t throws(StoreError) in
             guard t.segments[jobID]?[index]?.state == .done else { return }
             try t.move(jobID, index, to: .pending) {
-                $0.resultPath = nil
-                $0.resultOffset = 0
-                $0.checksum = nil
-                $0.sizeBytes = nil
+                $0.forgetResult()
                 $0.lastError = reason
             }
         }

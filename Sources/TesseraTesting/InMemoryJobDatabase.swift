@@ -136,6 +136,14 @@ struct SegmentRow {
     var encodeSeconds: Double?
     var lastError: String?
 
+    /// Its result is no longer the segment's (encoded again).
+    mutating func forgetResult() {
+        resultPath = nil
+        resultOffset = 0
+        checksum = nil
+        sizeBytes = nil
+    }
+
     var lease: Lease {
         Lease(jobID: "", index: plan.index, startPTS: plan.startPTS, endPTS: plan.endPTS, frameCount: plan.frameCount,
               attempts: attempts, token: leaseToken ?? "")
@@ -215,6 +223,16 @@ struct Tables {
         }
         jobs[job] = counters
         notify(job)
+    }
+
+    /// Records `value` in the job's `field` unless one is recorded already; returns the recorded one (`value` when
+    /// there is no such job).
+    mutating func recordOnce(_ job: String, _ field: WritableKeyPath<JobRow, String?>, _ value: String) -> String {
+        guard let row = jobs[job] else { return value }
+        let recorded = row[keyPath: field] ?? value
+        jobs[job]?[keyPath: field] = recorded
+        notify(job)
+        return recorded
     }
 
     /// Every segment of `job` in `states`, by index.
