@@ -98,7 +98,8 @@ let package = Package(
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
-        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit"]),
+        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
+                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient", "TesseraTesting"]),
     ],
     swiftLanguageModes: [.v6]
