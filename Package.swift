@@ -80,6 +80,9 @@ let package = Package(
             ]
         ),
 
+        // Test support: the coordinator's store in memory (no PostgreSQL).
+        .target(name: "TesseraTesting", dependencies: ["TesseraStore", "TesseraCore", "ZMQKit"]),
+
         // The thin CLI.
         .executableTarget(
             name: "tessera",
@@ -95,8 +98,9 @@ let package = Package(
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
-        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine"]),
-        .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
+        .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
+                                                       .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient", "TesseraTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ extension Coordinator {
     /// Probes and plans a job (recording the segments when it is new), or rebuilds the plan of a job
     /// the store already has, keeping the recorded segments; done segments whose spooled result is
     /// missing or damaged go back to pending. A new plan counts on `encoders` (the connected workers).
-    func prepare(_ id: String, store: JobStore, planNew: Bool, encoders: Int) throws {
+    func prepare(_ id: String, store: any CoordinatorStore, planNew: Bool, encoders: Int) throws {
         let started = Stopwatch.now, waited = store.queryTime
         var analysis = 0.0
         defer {
@@ -81,7 +81,7 @@ extension Coordinator {
     }
 
     /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.
-    func stitch(_ id: String, _ plan: JobPlan, _ store: JobStore) throws {
+    func stitch(_ id: String, _ plan: JobPlan, _ store: any CoordinatorStore) throws {
         let job = try store.job(id)
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
         let temporary = OutputPath.temporary(for: job.output)

@@ -15,7 +15,7 @@ extension Coordinator {
     /// A two-pass job whose first pass is done: reads every segment's statistics from the spool, allocates the
     /// file's bits over the segments, records each segment's second pass and sends them back to pending (one
     /// transaction), and loads the job again for its second pass.
-    func allocate(_ id: String, _ plan: JobPlan, _ store: JobStore) throws {
+    func allocate(_ id: String, _ plan: JobPlan, _ store: any CoordinatorStore) throws {
         guard let bitrate = plan.settings.bitrate else { return }
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
         var outputs: [FirstPassOutput] = []

@@ -45,15 +45,23 @@ public final class Coordinator: Sendable {
     /// The stop flag of the run under way: store connections waiting out an outage give up once it is set
     /// (or once the run ended).
     let running = Locked<CancellationFlag?>(nil)
+    /// Opens the loop's, the spooler's and the job threads' store sessions.
+    let stores: CoordinatorStoreSessions
+    /// A libzmq context its caller owns, for `inproc://` endpoints (reached only from the same context); nil:
+    /// a context of its own for each run.
+    let sharedContext: ZMQContext?
 
     /// Worker ids become file and log names: short, printable, no path separators.
     static func acceptable(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 64 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._@:-".contains($0)) }
     }
 
-    public init(options: Options, logger: Logger = Logger(label: "tessera.coordinator")) {
+    public init(options: Options, logger: Logger = Logger(label: "tessera.coordinator"), stores: CoordinatorStoreSessions? = nil,
+                context: ZMQContext? = nil) {
         self.options = options
         self.logger = logger
+        self.stores = stores ?? .postgres(url: options.databaseURL)
+        sharedContext = context
     }
 
     /// Takes `probe` for its file's job (before the job is queued).
@@ -77,9 +85,9 @@ public final class Coordinator: Sendable {
         defer { running.withValue { $0 = nil } }
         // An unreachable store is waited for, here and on every connection after: a coordinator outlives
         // a PostgreSQL outage of any length.
-        let store: JobStore
+        let store: any CoordinatorStore
         do {
-            store = try JobStore.connect(url: options.databaseURL, migrate: true, patience: storePatience)
+            store = try stores.open(true, storePatience)
         } catch {
             // Stopped while waiting for the store: nothing to wind down.
             if stop.isCancelled { return }
@@ -91,16 +99,16 @@ public final class Coordinator: Sendable {
         try store.listen()
         // A private coordinator's one job is on its way: its planning thread finds a session open.
         if options.onlyJob != nil {
-            let (shelf, url, patience) = (idleStores, options.databaseURL, storePatience)
+            let (shelf, stores, patience) = (idleStores, stores, storePatience)
             startThread(name: "tessera-store", group: backgroundThreads) {
-                if let ready = try? JobStore.connect(url: url, patience: patience) { shelf.put(ready) }
+                if let ready = try? stores.open(false, patience) { shelf.put(ready) }
             }
         }
-        let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings,
+        let spooler = try ResultSpooler(stores: stores, spool: options.spool, logger: logger, timings: phaseTimings,
                                         patience: storePatience, wake: events.doorbell)
         defer { spooler.stop() }
-        let context = try ZMQContext(ioThreads: options.ioThreads)
-        defer { context.close() }
+        let context = try sharedContext ?? ZMQContext(ioThreads: options.ioThreads)
+        defer { if context !== sharedContext { context.close() } }
         let socket = try ZMQSocket(context, .router)
         defer { socket.close() }
         try socket.setMaximumMessageSize(options.maximumMessageSize)
@@ -199,7 +207,7 @@ public final class Coordinator: Sendable {
 
     /// Sets up a session of the loop or of the result spooler: commits that do not wait for the WAL flush
     /// (safe for these sessions' writes, see docs/architecture.md) and statements planned once.
-    static func prepareLoopSession(_ store: JobStore) throws {
+    static func prepareLoopSession(_ store: any CoordinatorStore) throws {
         try store.commitWithoutWaitingForFlush()
         try store.planStatementsOnce()
     }
@@ -217,14 +225,14 @@ public final class Coordinator: Sendable {
 
     /// Runs `work` on its own thread with a store connection of its own (one a finished thread left, or a
     /// new one); failures fail the job.
-    func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
-        let url = options.databaseURL, patience = storePatience
+    func background(_ job: String, _ work: @escaping @Sendable (any CoordinatorStore) throws -> Void) {
+        let stores = self.stores, patience = storePatience
         let events = self.events, shelf = idleStores
         let timings = phaseTimings
         startThread(name: "tessera-job-\(job.prefix(8))", group: backgroundThreads) {
             do {
                 let started = Stopwatch.now
-                let store = try shelf.take() ?? JobStore.connect(url: url, patience: patience)
+                let store = try shelf.take() ?? stores.open(false, patience)
                 let connecting = Stopwatch.now - started, waited = store.queryTime
                 var succeeded = false
                 defer {

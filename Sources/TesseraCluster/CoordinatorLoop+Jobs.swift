@@ -40,7 +40,7 @@ extension CoordinatorLoop {
         }
     }
 
-    func background(_ job: String, _ work: @escaping @Sendable (JobStore) throws -> Void) {
+    func background(_ job: String, _ work: @escaping @Sendable (any CoordinatorStore) throws -> Void) {
         machine.backgroundStarted(job)
         coordinator.background(job, work)
     }

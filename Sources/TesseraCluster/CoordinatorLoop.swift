@@ -20,7 +20,7 @@ final class CoordinatorLoop {
     }
 
     let coordinator: Coordinator
-    let store: JobStore
+    let store: any CoordinatorStore
     let socket: ZMQSocket
     let spooler: ResultSpooler
     var machine: CoordinatorStateMachine
@@ -44,7 +44,7 @@ final class CoordinatorLoop {
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
 
-    init(_ coordinator: Coordinator, store: JobStore, socket: ZMQSocket, spooler: ResultSpooler, authorized: AuthorizedKeys?) {
+    init(_ coordinator: Coordinator, store: any CoordinatorStore, socket: ZMQSocket, spooler: ResultSpooler, authorized: AuthorizedKeys?) {
         self.coordinator = coordinator
         self.store = store
         self.socket = socket

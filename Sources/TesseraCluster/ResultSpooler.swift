@@ -61,7 +61,7 @@ final class ResultSpooler: @unchecked Sendable {
     let spool: URL
     let logger: Logger
     let timings: Locked<PhaseTimings>
-    let store: JobStore
+    let store: any CoordinatorStore
     let condition = NSCondition()
     var state = State()
     let finished = DispatchGroup()
@@ -73,10 +73,10 @@ final class ResultSpooler: @unchecked Sendable {
 
     /// Connects to the store (a session set up as the loop's: `Coordinator.prepareLoopSession`) and starts
     /// the thread.
-    init(databaseURL: String, spool: URL, logger: Logger, timings: Locked<PhaseTimings>, patience: StorePatience,
+    init(stores: CoordinatorStoreSessions, spool: URL, logger: Logger, timings: Locked<PhaseTimings>, patience: StorePatience,
          wake: Doorbell? = nil) throws {
         self.wake = wake
-        store = try JobStore.connect(url: databaseURL, patience: patience)
+        store = try stores.open(false, patience)
         try Coordinator.prepareLoopSession(store)
         self.spool = spool
         self.logger = logger

@@ -7,7 +7,7 @@ import TesseraStore
 /// whose work failed is closed, not kept.
 final class StoreShelf: Sendable {
     /// A store moves between threads only through the shelf, and is used by one thread at a time.
-    private struct Stored: @unchecked Sendable { let store: JobStore }
+    private struct Stored: @unchecked Sendable { let store: any CoordinatorStore }
     private let idle = Mutex<[Stored]>([])
     let capacity: Int
 
@@ -16,7 +16,7 @@ final class StoreShelf: Sendable {
     }
 
     /// A connected store left by an earlier thread, if any.
-    func take() -> JobStore? {
+    func take() -> (any CoordinatorStore)? {
         while let stored = idle.withLock({ $0.popLast() }) {
             if stored.store.isConnected { return stored.store }
             stored.store.close()
@@ -25,7 +25,7 @@ final class StoreShelf: Sendable {
     }
 
     /// Keeps `store` for the next thread, or closes it when the shelf is full.
-    func put(_ store: JobStore) {
+    func put(_ store: any CoordinatorStore) {
         let kept = idle.withLock { (stores: inout [Stored]) -> Bool in
             guard stores.count < capacity else { return false }
             stores.append(Stored(store: store))

@@ -20,8 +20,11 @@ final class WorkerSession {
     var heardFromCoordinator = false
     /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
     var handshakeProblem: (text: String, logged: Date)?
+    /// A libzmq context its caller owns, for an `inproc://` coordinator in the same context; nil: its own.
+    let sharedContext: ZMQContext?
 
-    init(options: ClusterWorker.Options, endpoint: String, pool: SlotPool, logger: Logger) {
+    init(options: ClusterWorker.Options, endpoint: String, pool: SlotPool, logger: Logger, context: ZMQContext? = nil) {
+        sharedContext = context
         self.options = options
         self.endpoint = endpoint
         self.pool = pool
@@ -47,8 +50,8 @@ final class WorkerSession {
     /// Works until `stop` is set; blocking.
     func run(stop: CancellationFlag) throws(ZMQError) {
         ProcessAllocator.keepFreedMemory()
-        let context = try ZMQContext()
-        defer { context.close() }
+        let context = if let sharedContext { sharedContext } else { try ZMQContext() }
+        defer { if context !== sharedContext { context.close() } }
         var backoff = options.heartbeatInterval
         while !stop.isCancelled {
             let socket = try connect(context)

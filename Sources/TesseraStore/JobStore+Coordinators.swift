@@ -18,6 +18,12 @@ public struct Adoption: Sendable, Equatable {
     public var previous: String?
     /// The state it was in; planning goes back to queued, stitching to encoding.
     public var state: JobState
+
+    public init(jobID: String, previous: String?, state: JobState) {
+        self.jobID = jobID
+        self.previous = previous
+        self.state = state
+    }
 }
 
 extension JobStore {
