@@ -30,6 +30,8 @@ public final class Coordinator: Sendable {
     let logger: Logger
     let events = CoordinatorEvents()
     let boundEndpoint = Locked<String?>(nil)
+    /// The endpoint, handed once bound; withdrawn when the run ends without binding.
+    let bound = Handoff<String>()
     let phaseTimings = Locked(PhaseTimings())
     let backgroundThreads = DispatchGroup()
     /// Store connections of finished job threads, for the next ones.
@@ -74,7 +76,10 @@ public final class Coordinator: Sendable {
     public func run(stop: CancellationFlag) throws {
         ProcessAllocator.keepFreedMemory()
         running.withValue { $0 = stop }
-        defer { running.withValue { $0 = nil } }
+        defer {
+            running.withValue { $0 = nil }
+            bound.withdraw()
+        }
         // An unreachable store is waited for, here and on every connection after: a coordinator outlives
         // a PostgreSQL outage of any length.
         let store: JobStore
@@ -130,6 +135,7 @@ public final class Coordinator: Sendable {
         }
         try socket.bind(options.bind)
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
+        bound.hand(socket.lastEndpoint ?? options.bind)
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
 
         // Registered before anything else: other coordinators see it alive before it acts on the store.
@@ -226,13 +232,15 @@ public final class Coordinator: Sendable {
                 let started = Stopwatch.now
                 let store = try shelf.take() ?? JobStore.connect(url: url, patience: patience)
                 let connecting = Stopwatch.now - started, waited = store.queryTime
-                var succeeded = false
-                defer {
-                    timings.withValue { $0.database += connecting + store.queryTime - waited }
-                    if succeeded { shelf.put(store) } else { store.close() }
+                var failure: (any Error)?
+                do { try work(store) } catch { failure = error }
+                let querying = store.queryTime - waited
+                timings.withValue { $0.database += connecting + querying }
+                if let failure {
+                    store.close()
+                    throw failure
                 }
-                try work(store)
-                succeeded = true
+                shelf.put(store)
             } catch {
                 events.withValue { $0.append(.failed(job, "\(error)")) }
             }
