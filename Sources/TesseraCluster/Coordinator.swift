@@ -101,8 +101,8 @@ public final class Coordinator: Sendable {
                 if let ready = try? JobStore.connect(url: url, patience: patience) { shelf.put(ready) }
             }
         }
-        let spooler = try ResultSpooler(databaseURL: options.databaseURL, spool: options.spool, logger: logger, timings: phaseTimings,
-                                        patience: storePatience, wake: events.doorbell)
+        let spooler = ResultSpooler(spool: options.spool, logger: logger, timings: phaseTimings, wake: events.doorbell)
+        try spooler.run(databaseURL: options.databaseURL, patience: storePatience)
         defer { spooler.stop() }
         let context = try ZMQContext(ioThreads: options.ioThreads)
         defer { context.close() }
