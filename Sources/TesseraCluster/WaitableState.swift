@@ -29,11 +29,14 @@ final class WaitableState<State: Sendable>: Sendable {
     /// Waits until `body`, run under the lock now and after each change, returns a value; it changes the
     /// state only then, and that change wakes the other waiters.
     func wait<R: Sendable>(until body: (inout State) -> R?) -> R {
-        let woken = DispatchSemaphore(value: 0)
+        // Made only once this thread has to wait (most calls find the state as they want it).
+        var woken: DispatchSemaphore?
         while true {
             let (result, waiters) = guarded.withLock { (guarded: inout Guarded) -> (R?, [DispatchSemaphore]) in
                 guard let result = body(&guarded.state) else {
-                    guarded.waiters.append(woken)
+                    let semaphore = woken ?? DispatchSemaphore(value: 0)
+                    woken = semaphore
+                    guarded.waiters.append(semaphore)
                     return (nil, [])
                 }
                 defer { guarded.waiters.removeAll() }
@@ -43,7 +46,7 @@ final class WaitableState<State: Sendable>: Sendable {
                 for waiter in waiters { waiter.signal() }
                 return result
             }
-            woken.wait()
+            woken?.wait()
         }
     }
 }
