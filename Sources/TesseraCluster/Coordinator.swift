@@ -30,6 +30,8 @@ public final class Coordinator: Sendable {
     let logger: Logger
     let events = CoordinatorEvents()
     let boundEndpoint = Locked<String?>(nil)
+    /// The endpoint, handed once bound; withdrawn when the run ends without binding.
+    let bound = Handoff<String>()
     let phaseTimings = Locked(PhaseTimings())
     let backgroundThreads = DispatchGroup()
     /// Store connections of finished job threads, for the next ones.
@@ -82,7 +84,10 @@ public final class Coordinator: Sendable {
     public func run(stop: CancellationFlag) throws {
         ProcessAllocator.keepFreedMemory()
         running.withValue { $0 = stop }
-        defer { running.withValue { $0 = nil } }
+        defer {
+            running.withValue { $0 = nil }
+            bound.withdraw()
+        }
         // An unreachable store is waited for, here and on every connection after: a coordinator outlives
         // a PostgreSQL outage of any length.
         let store: any CoordinatorStore
@@ -104,8 +109,8 @@ public final class Coordinator: Sendable {
                 if let ready = try? stores.open(false, patience) { shelf.put(ready) }
             }
         }
-        let spooler = try ResultSpooler(stores: stores, spool: options.spool, logger: logger, timings: phaseTimings,
-                                        patience: storePatience, wake: events.doorbell)
+        let spooler = ResultSpooler(spool: options.spool, logger: logger, timings: phaseTimings, wake: events.doorbell)
+        try spooler.run(stores: stores, patience: storePatience)
         defer { spooler.stop() }
         let context = try sharedContext ?? ZMQContext(ioThreads: options.ioThreads)
         defer { if context !== sharedContext { context.close() } }
@@ -138,6 +143,7 @@ public final class Coordinator: Sendable {
         }
         try socket.bind(options.bind)
         boundEndpoint.withValue { $0 = socket.lastEndpoint ?? options.bind }
+        bound.hand(socket.lastEndpoint ?? options.bind)
         logger.info("coordinator listening", metadata: ["endpoint": "\(socket.lastEndpoint ?? options.bind)"])
 
         // Registered before anything else: other coordinators see it alive before it acts on the store.
@@ -234,13 +240,15 @@ public final class Coordinator: Sendable {
                 let started = Stopwatch.now
                 let store = try shelf.take() ?? stores.open(false, patience)
                 let connecting = Stopwatch.now - started, waited = store.queryTime
-                var succeeded = false
-                defer {
-                    timings.withValue { $0.database += connecting + store.queryTime - waited }
-                    if succeeded { shelf.put(store) } else { store.close() }
+                var failure: (any Error)?
+                do { try work(store) } catch { failure = error }
+                let querying = store.queryTime - waited
+                timings.withValue { $0.database += connecting + querying }
+                if let failure {
+                    store.close()
+                    throw failure
                 }
-                try work(store)
-                succeeded = true
+                shelf.put(store)
             } catch {
                 events.withValue { $0.append(.failed(job, "\(error)")) }
             }

@@ -1,18 +1,36 @@
 import ServiceLifecycle
+import TesseraCore
 import TesseraEngine
 
 /// Blocking work (libzmq, libpq, pg_ctl, child processes) runs on a thread of its own, never on Swift's
-/// few concurrency threads; the calling task awaits it without holding one.
+/// few concurrency threads; the calling task awaits it without holding one. `body` and what it returns are
+/// handed over whole (`sending`): a store connection opened on one thread goes to the next without a box.
 public enum DedicatedThread {
-    public static func run<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            startThread(name: name) { continuation.resume(with: Result { try body() }) }
+    public static func run<T>(_ name: String, _ body: sending @escaping () throws -> sending T) async throws -> sending T {
+        let sent = UnsafeTransfer(body)
+        return try await withCheckedThrowingContinuation { continuation in
+            startThread(name: name) {
+                do { continuation.resume(returning: try sent.value()) } catch { continuation.resume(throwing: error) }
+            }
         }
     }
 
-    public static func run<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            startThread(name: name) { continuation.resume(returning: body()) }
+    public static func run<T>(_ name: String, _ body: sending @escaping () -> sending T) async -> sending T {
+        let sent = UnsafeTransfer(body)
+        return await withCheckedContinuation { continuation in
+            startThread(name: name) { continuation.resume(returning: sent.value()) }
+        }
+    }
+
+    /// Runs `body` with `value`, which goes to the thread whole: what `body` makes of it may come back.
+    public static func run<V, T>(_ name: String, handing value: sending V,
+                                 _ body: sending @escaping (sending V) throws -> sending T) async throws -> sending T {
+        let sent = UnsafeTransfer((value, body))
+        return try await withCheckedThrowingContinuation { continuation in
+            startThread(name: name) {
+                let (value, body) = sent.value
+                do { continuation.resume(returning: try body(value)) } catch { continuation.resume(throwing: error) }
+            }
         }
     }
 

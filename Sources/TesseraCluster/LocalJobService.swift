@@ -51,7 +51,8 @@ struct LocalJobService: Service {
         // session becomes the job's own, and a bad input or a refused plan leaves nothing behind either.
         async let probed = DedicatedThread.run("tessera-plan") { () throws -> (ProbeResult, Double) in try probeInput() }
         var cluster: Cluster?, started = Stopwatch.now
-        let session = await DedicatedThread.run("tessera-store") { SessionBox(store: runningStore()) }.store
+        let session = await DedicatedThread.run("tessera-store") { runningStore() }
+        let running = session != nil
         if let session {
             started = Stopwatch.now
             do { cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: session) } catch {
@@ -68,7 +69,7 @@ struct LocalJobService: Service {
             cluster?.store.close()
             throw error
         }
-        if session == nil {
+        if !running {
             // The store would be made or started: only for a job that can be queued.
             started = Stopwatch.now
             cluster = try await start(id: id, socket: socket, interrupted: interrupted, session: nil)
@@ -87,52 +88,61 @@ struct LocalJobService: Service {
         return try? JobStore(answering: postgres.server, migrate: true, reconnectTimeout: 10)
     }
 
-    /// A store handed from the thread that opened it to the one that uses it.
-    struct SessionBox: @unchecked Sendable {
-        var store: JobStore?
-    }
-
-    /// What `start` started: the private coordinator, and this job's own store connection.
-    struct Cluster: @unchecked Sendable {
+    /// What `start` started: the private coordinator, and this job's own store connection (opened on the
+    /// starting thread, then used by the following thread alone).
+    struct Cluster {
         let coordinator: Coordinator
-        /// Opened on the starting thread, then used by the following thread alone.
         let store: JobStore
+        /// What the workers need besides the endpoint (keys).
+        var workerArguments: [String] = []
     }
 
     /// The store started, the private coordinator with it, and a connection of the job's own opened (the
-    /// schema brought up to date), or `session` taken for it; nil when interrupted first.
-    func start(id: String, socket: String, interrupted: CancellationFlag, session: JobStore?) async throws -> Cluster? {
-        let box = SessionBox(store: session)
-        // `session` closes on every way out until the starting thread takes it.
-        var taken = false
-        defer { if !taken { session?.close() } }
-        guard !interrupted.isCancelled else { return nil }
+    /// schema brought up to date), or `session` taken for it; nil when interrupted first. `session` closes
+    /// on every way out until the starting thread takes it.
+    func start(id: String, socket: String, interrupted: CancellationFlag, session: sending JobStore?) async throws -> sending Cluster? {
+        guard !interrupted.isCancelled else {
+            session?.close()
+            return nil
+        }
         let url: String
         switch store {
         case .url(let given): url = given
-        case .embedded(let postgres): url = try await postgres.url(answering: session != nil)
-        }
-        guard !interrupted.isCancelled else { return nil }
-        taken = true
-        return try await DedicatedThread.run("tessera-job") { () throws -> Cluster in
-            let coordinator: Coordinator
-            do { coordinator = try startCoordinator(id: id, url: url, socket: socket) } catch {
-                box.store?.close()
+        case .embedded(let postgres):
+            do { url = try await postgres.url(answering: session != nil) } catch {
+                session?.close()
                 throw error
             }
-            let store = try box.store ?? JobStore(url: url, migrate: true, reconnectTimeout: 10)
+        }
+        guard !interrupted.isCancelled else {
+            session?.close()
+            return nil
+        }
+        let cluster = try await DedicatedThread.run("tessera-job", handing: session) { (session: sending JobStore?) throws -> Cluster in
+            let coordinator: Coordinator, workerArguments: [String]
+            do { (coordinator, workerArguments) = try startCoordinator(id: id, url: url, socket: socket) } catch {
+                session?.close()
+                throw error
+            }
+            let store = try session ?? JobStore(url: url, migrate: true, reconnectTimeout: 10)
             do {
                 try store.listen()
             } catch {
                 store.close()
                 throw error
             }
-            return Cluster(coordinator: coordinator, store: store)
+            return Cluster(coordinator: coordinator, store: store, workerArguments: workerArguments)
         }
+        if request.transport != .ipc {
+            // The port is the coordinator's to pick: the workers join once it has bound (or its run ended).
+            let bound = await cluster.coordinator.bound.valueUnlessShutdown()
+            workers.join(bound ?? "tcp://127.0.0.1:*", arguments: cluster.workerArguments)
+        }
+        return cluster
     }
 
     /// Queues the job and follows it; nothing is queued once interrupted.
-    func queue(_ plan: JobPlan, _ cluster: Cluster?, id: String, started: Double,
+    func queue(_ plan: JobPlan, _ cluster: sending Cluster?, id: String, started: Double,
                interrupted: CancellationFlag) async throws -> LocalTranscode.Outcome {
         guard let cluster, !interrupted.isCancelled else {
             cluster?.store.close()
@@ -178,14 +188,14 @@ struct LocalJobService: Service {
     }
 
     /// The job's private coordinator, started: it takes the job once queued (`onlyJob`), with this
-    /// process's probe of the input (`know`). On TCP, the workers join once it has bound its port.
-    func startCoordinator(id: String, url: String, socket: String) throws(StoreError) -> Coordinator {
+    /// process's probe of the input (`know`); and the arguments its workers need besides the endpoint.
+    func startCoordinator(id: String, url: String, socket: String) throws(StoreError) -> (Coordinator, workerArguments: [String]) {
         let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
         let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
             .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         made.withValue { $0.append(scratch) }
-        var endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
+        let endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
 
         var options = Coordinator.Options(bind: endpoint, databaseURL: url, spool: scratch.appendingPathComponent("spool"),
                                           coordinatorID: Self.coordinatorID)
@@ -209,14 +219,7 @@ struct LocalJobService: Service {
         options.ioThreads = request.ioThreads
         let coordinator = Coordinator(options: options, logger: logger)
         self.coordinator.assign(coordinator)
-        if request.transport != .ipc {
-            // The port is the coordinator's to pick: the workers wait until it has bound.
-            let deadline = Stopwatch.now + 10
-            while coordinator.endpoint == nil, Stopwatch.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-            endpoint = coordinator.endpoint ?? endpoint
-            workers.join(endpoint, arguments: workerArguments)
-        }
-        return coordinator
+        return (coordinator, workerArguments)
     }
 
     /// The job names its private coordinator: another coordinator on the same store leaves it alone.

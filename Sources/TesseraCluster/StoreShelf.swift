@@ -1,4 +1,5 @@
 import Synchronization
+import TesseraCore
 import TesseraStore
 
 /// Store connections the coordinator's job threads have finished with, kept for the next one to take: a
@@ -6,9 +7,8 @@ import TesseraStore
 /// an authentication, milliseconds on a short job's critical path). At most `capacity` wait; a store
 /// whose work failed is closed, not kept.
 final class StoreShelf: Sendable {
-    /// A store moves between threads only through the shelf, and is used by one thread at a time.
-    private struct Stored: @unchecked Sendable { let store: any CoordinatorStore }
-    private let idle = Mutex<[Stored]>([])
+    /// A store moves between threads only through the shelf (`sending` in and out), used by one at a time.
+    private let idle = Mutex<[UnsafeTransfer<any CoordinatorStore>]>([])
     let capacity: Int
 
     init(capacity: Int = 4) {
@@ -16,26 +16,27 @@ final class StoreShelf: Sendable {
     }
 
     /// A connected store left by an earlier thread, if any.
-    func take() -> (any CoordinatorStore)? {
-        while let stored = idle.withLock({ $0.popLast() }) {
-            if stored.store.isConnected { return stored.store }
-            stored.store.close()
+    func take() -> sending (any CoordinatorStore)? {
+        while let store = idle.withLock({ $0.popLast() })?.value {
+            if store.isConnected { return store }
+            store.close()
         }
         return nil
     }
 
     /// Keeps `store` for the next thread, or closes it when the shelf is full.
-    func put(_ store: any CoordinatorStore) {
-        let kept = idle.withLock { (stores: inout [Stored]) -> Bool in
+    func put(_ store: sending any CoordinatorStore) {
+        let sent = UnsafeTransfer(store)
+        let kept = idle.withLock { (stores: inout [UnsafeTransfer<any CoordinatorStore>]) -> Bool in
             guard stores.count < capacity else { return false }
-            stores.append(Stored(store: store))
+            stores.append(sent)
             return true
         }
-        if !kept { store.close() }
+        if !kept { sent.value.close() }
     }
 
     /// Closes every store kept.
     func closeAll() {
-        for stored in idle.withLock({ stores in defer { stores.removeAll() }; return stores }) { stored.store.close() }
+        for stored in idle.withLock({ stores in defer { stores.removeAll() }; return stores }) { stored.value.close() }
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
+import Synchronization
 import TesseraCore
 
 /// A job's encoded results on disk: appended one after another to one file (`segments.tres`) in the
 /// job's directory, each found again by its offset, size and checksum (`Entry`, what the store records),
 /// and trusted only once that checksum is checked (`load`, `intact`): there is no `fsync`, and a result a
 /// crash damaged is encoded again. Opened again, it appends after what is there.
-public final class ResultSpool {
+public final class ResultSpool: Sendable {
     /// Where one result lies, as the store records it.
     public struct Entry: Sendable, Equatable {
         public var path: String
@@ -25,9 +26,8 @@ public final class ResultSpool {
     public let directory: URL
     public let path: String
     let fd: Int32
-    let lock = NSLock()
-    /// Where the next result goes (under `lock`).
-    var end: Int64
+    /// Where the next result goes; held while a result is appended, so encoder threads may share one spool.
+    let end: Mutex<Int64>
 
     /// Opens the spool in `directory` for appending, creating the directory and the file if need be.
     public init(directory: URL) throws(FileError) {
@@ -36,7 +36,7 @@ public final class ResultSpool {
         path = directory.appendingPathComponent(Self.fileName).path
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(call: "open") }
-        end = Self.size(of: fd)
+        end = Mutex(Self.size(of: fd))
     }
 
     /// Opens job `job`'s spool, in its directory under `root`.
@@ -50,7 +50,7 @@ public final class ResultSpool {
     public static func directory(of job: String, in root: URL) -> URL { root.appendingPathComponent(job) }
 
     /// Where the next result goes.
-    public var size: Int64 { lock.withLock { end } }
+    public var size: Int64 { end.withLock { $0 } }
 
     static func size(of fd: Int32) -> Int64 {
         var info = stat()
@@ -73,18 +73,18 @@ public final class ResultSpool {
 
     /// As `append`, from bytes wherever they are (a received message's buffer).
     public func append(_ raw: UnsafeRawBufferPointer) throws(FileError) -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        let start = end
-        do {
-            try writeFully(fd, raw, at: start)
-        } catch {
-            // A part may have been written: the next result goes after whatever is there.
-            end = max(start, Self.size(of: fd))
-            throw error
+        try end.withLock { (end: inout Int64) throws(FileError) -> Int64 in
+            let start = end
+            do throws(FileError) {
+                try writeFully(fd, raw, at: start)
+            } catch {
+                // A part may have been written: the next result goes after whatever is there.
+                end = max(start, Self.size(of: fd))
+                throw error
+            }
+            end = start + Int64(raw.count)
+            return start
         }
-        end = start + Int64(raw.count)
-        return start
     }
 
     /// Removes the spool: its directory and everything in it.
@@ -131,6 +131,3 @@ public final class ResultSpool {
         return complete ? bytes : nil
     }
 }
-
-// Safe: appending, the only change after init, holds `lock`; encoder threads may share one spool.
-extension ResultSpool: @unchecked Sendable {}

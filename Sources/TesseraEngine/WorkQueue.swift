@@ -47,12 +47,14 @@ final class WorkQueue<Element: Sendable> {
 extension WorkQueue: @unchecked Sendable {}
 
 /// Runs `body` on a dedicated thread (blocking C work stays off Swift's cooperative pool), with a stack
-/// large enough for libx264 and the decoders; `done` is left when it returns.
+/// large enough for libx264 and the decoders; `done` is left when it returns. `body` is the new thread's
+/// alone (`sending`), so what it captures (a store connection, a writer) needs no box to move there.
 @discardableResult
-public func startThread(name: String, group done: DispatchGroup = DispatchGroup(), _ body: @escaping @Sendable () -> Void) -> DispatchGroup {
+public func startThread(name: String, group done: DispatchGroup = DispatchGroup(), _ body: sending @escaping () -> Void) -> DispatchGroup {
     done.enter()
+    let sent = UnsafeTransfer(body)
     let thread = Thread {
-        body()
+        sent.value()
         done.leave()
     }
     thread.name = name

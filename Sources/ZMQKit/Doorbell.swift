@@ -3,7 +3,7 @@ import Glibc
 /// Lets a thread wake another that waits on a socket (`ZMQSocket.poll(timeout:wake:)`): `ring()` makes
 /// `fd` readable until `answer()`. A pipe, because libzmq sockets belong to one thread and `zmq_poll`
 /// also waits on plain descriptors.
-public final class Doorbell: @unchecked Sendable {
+public final class Doorbell: Sendable {
     // The descriptors never change after init; writes and reads of a pipe are thread-safe.
     public let fd: Int32
     private let writeEnd: Int32

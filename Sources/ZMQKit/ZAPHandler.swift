@@ -48,6 +48,5 @@ public final class ZAPHandler {
     }
 }
 
-// Made on the thread that binds the server socket, then used by the one thread that serves it (a thread's
-// start is a full memory barrier, as libzmq asks of a socket that moves between threads).
+// Safe: bound on one thread, then served by one other, and a thread's start is the barrier libzmq asks for.
 extension ZAPHandler: @unchecked Sendable {}

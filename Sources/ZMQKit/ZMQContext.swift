@@ -1,11 +1,13 @@
 import CZeroMQ
+import Synchronization
 
 /// A libzmq context. Closing it (`zmq_ctx_term`) blocks until every socket is closed, so it is explicit:
 /// close all sockets, then the context. Thread-safe, as libzmq contexts are.
-public final class ZMQContext: @unchecked Sendable {
-    // libzmq contexts are thread-safe; the handle is only read after init and cleared once by close().
-    let handle: UnsafeMutableRawPointer
-    private var closed = false
+public final class ZMQContext: Sendable {
+    /// libzmq contexts are thread-safe, and the pointer itself never changes after init.
+    nonisolated(unsafe) let handle: UnsafeMutableRawPointer
+    /// Set once, by the first `close()`.
+    private let closed = Atomic(false)
 
     /// A context whose sockets' traffic runs on `ioThreads` threads of libzmq's (its framing, and with
     /// CURVE its encryption; a connection stays on one of them).
@@ -20,14 +22,14 @@ public final class ZMQContext: @unchecked Sendable {
     }
 
     deinit {
+        let closed = closed.load(ordering: .acquiring)
         assert(closed, "ZMQContext released without close()")
         if !closed { zmq_ctx_term(handle) }
     }
 
     /// Terminates the context; call after closing its sockets.
     public func close() {
-        guard !closed else { return }
-        closed = true
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }
 

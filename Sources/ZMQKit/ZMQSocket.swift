@@ -146,7 +146,7 @@ public final class ZMQSocket {
 
 /// One frame of a received message, in libzmq's buffer until this goes (the buffer is not written to
 /// after receipt, so it may be read from any thread).
-public final class ReceivedFrame: @unchecked Sendable {
+public final class ReceivedFrame {
     let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
 
     init() { zmq_msg_init(message) }
@@ -167,6 +167,9 @@ public final class ReceivedFrame: @unchecked Sendable {
     /// A copy of the bytes.
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
+
+// Safe: libzmq writes the buffer only before it is received here; after that it is read, then freed in deinit.
+extension ReceivedFrame: @unchecked Sendable {}
 
 /// Bytes of large frames libzmq holds, sent but not yet written to the connection: a count shared
 /// with libzmq's I/O thread, which releases frames.

@@ -1,15 +1,16 @@
 import Foundation
 import Metrics
 import ServiceLifecycle
+import Synchronization
 import TesseraCore
 import TesseraStore
 
 /// The coordinator's side of the listener: jobs and segments by state from one grouped count at each
 /// scrape, and readiness (its socket bound, its store answering), over a store connection of its own.
-final class StoreProbe {
+final class StoreProbe: Sendable {
     let url: String
-    /// Used only on the listener's one blocking thread.
-    var store: JobStore?
+    /// The connection, held while a probe uses it: probes may run on any thread, one at a time.
+    let store = Mutex<JobStore?>(nil)
     let jobs = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, Gauge(label: "tessera_jobs", dimensions: [("state", $0.rawValue)])) })
     let segments = Dictionary(uniqueKeysWithValues: SegmentState.allCases.map {
         ($0.rawValue, Gauge(label: "tessera_segments", dimensions: [("state", $0.rawValue)]))
@@ -21,15 +22,17 @@ final class StoreProbe {
     }
 
     /// Runs `body` on the connection, made anew after a failure; nil when the store does not answer.
-    func withStore<R>(_ body: (JobStore) throws -> R) -> R? {
-        do {
-            let store = try self.store ?? JobStore(url: url, reconnectTimeout: 0)
-            self.store = store
-            return try body(store)
-        } catch {
-            store?.close()
-            store = nil
-            return nil
+    func withStore<R: Sendable>(_ body: @Sendable (JobStore) throws -> R) -> R? {
+        store.withLock { store in
+            do {
+                let connected = try store ?? JobStore(url: url, reconnectTimeout: 0)
+                store = connected
+                return try body(connected)
+            } catch {
+                store?.close()
+                store = nil
+                return nil
+            }
         }
     }
 
@@ -54,9 +57,6 @@ final class StoreProbe {
         return url + " connect_timeout=\(seconds)"
     }
 }
-
-// The connection is used only on the listener's one blocking thread (`MetricsServer` runs every probe there).
-extension StoreProbe: @unchecked Sendable {}
 
 extension MetricsServer.Probes {
     /// A coordinator is ready once its socket is bound and while its store answers.
