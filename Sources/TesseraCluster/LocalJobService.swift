@@ -29,11 +29,13 @@ struct LocalJobService: Service {
         let interrupted = CancellationFlag()
         // Named now, so that the coordinator starts before the job is queued; and the workers start at
         // once, while the job is planned: on an ipc endpoint they connect as soon as the coordinator binds
-        // it (libzmq retries meanwhile). ipc paths are limited to about 100 bytes: the socket lives in /tmp.
+        // it (libzmq retries meanwhile). The socket sits in a directory only this user may enter.
         let id = UUID().uuidString.lowercased()
-        let socket = "/tmp/tessera-\(ProcessInfo.processInfo.processIdentifier)-\(id.prefix(8)).ipc"
+        var socket = ""
         if request.transport == .ipc {
-            made.withValue { $0.append(URL(fileURLWithPath: socket)) }
+            let directory = try PrivateSocketDirectory.make()
+            made.withValue { $0.append(directory) }
+            socket = directory.appendingPathComponent("coordinator.ipc").path
             workers.join("ipc://\(socket)")
         }
         try await withTaskCancellationOrGracefulShutdownHandler {
