@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// Every encoding option end to end through `tessera transcode` (embedded PostgreSQL, coordinator,
 /// worker processes), checked with ffprobe and ffmpeg.

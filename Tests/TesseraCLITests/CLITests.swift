@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// The `tessera` binary as users run it.
 @Suite(.serialized) struct CLITests {
