@@ -105,7 +105,11 @@ let package = Package(
         // The cluster: coordinator and worker processes, PostgreSQL, hosts in network namespaces, faults, security.
         .testTarget(name: "TesseraIntegrationTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
         // The `tessera` commands as users run them, and the option checks without a transcode.
-        .testTarget(name: "TesseraCLITests", dependencies: ["TesseraTestSupport", "tessera", "TesseraCore", "TesseraStore", "PGClient"]),
+        .testTarget(
+            name: "TesseraCLITests",
+            dependencies: ["TesseraTestSupport", "tessera", "TesseraCore", "TesseraEngine", "TesseraStore", "PGClient",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine"]),
         .testTarget(name: "TesseraStoreTests", dependencies: ["TesseraStore", "TesseraCore", "PGClient"]),
