@@ -68,6 +68,16 @@ import TesseraTestSupport
         #expect(file?.description.contains("max-sise") == true, "names the key: \(file?.description ?? "")")
     }
 
+    /// `--thumbnail-at` needs `--thumbnail` and a time, whatever the paths.
+    @Test(arguments: [(["--thumbnail-at", "3"], "--thumbnail"), (["--thumbnail", "t.png", "--thumbnail-at", "soon"], "soon"),
+                      (["--thumbnail", "t.jpg", "--thumbnail-at", "1:75"], "1:75")])
+    func thumbnailTimeIsRefusedAtParseTime(_ args: [String], _ named: String) throws {
+        let refused = try #require(Self.refusal(["transcode", "in.mp4", "-o", "out.mp4"] + args), "\(args) should fail")
+        #expect(refused.status == 1)
+        #expect(!refused.line.contains("\n") && refused.line.contains(named), "\(args): \(refused.line)")
+        #expect(Self.refusal(["transcode", "in.mp4", "-o", "out.mp4", "--thumbnail", "t.jpg", "--thumbnail-at", "00:00:01.5"]) == nil)
+    }
+
     /// The layers resolve without a transcode: defaults < recipe < settings file < command line.
     @Test func settingsLayerUnderTheCommandLine() throws {
         let yaml = try Self.settingsFile("layers.yaml", "# team defaults\nrecipe: web-720p\nmax-size: 160x160\naudio-rate: 44100\ncrf: 30\n")
