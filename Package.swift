@@ -96,7 +96,23 @@ let package = Package(
         ),
 
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
-        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
+        // What the engine, integration and CLI tests share: fixtures made by ffmpeg, the external tools, a cluster of
+        // real processes, and `LocalTranscoder` (the engine in one process).
+        .target(
+            name: "TesseraTestSupport",
+            dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "FFmpegKit", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TesseraTestSupport"
+        ),
+        // The media engine: probe, segment, encode, audio, stitch, verify (in process, and through `tessera transcode`).
+        .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "FFmpegKit"]),
+        // The cluster: coordinator and worker processes, PostgreSQL, hosts in network namespaces, faults, security.
+        .testTarget(name: "TesseraIntegrationTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
+        // The `tessera` commands as users run them, and the option checks without a transcode.
+        .testTarget(
+            name: "TesseraCLITests",
+            dependencies: ["TesseraTestSupport", "tessera", "TesseraCore", "TesseraEngine", "TesseraStore", "PGClient",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
                                                        .product(name: "Logging", package: "swift-log")]),

@@ -60,6 +60,12 @@ struct EncodeOptions: ParsableArguments {
     var audioChannels: Int?
     @Option(name: .customLong("audio-track"), help: "Which audio stream, counting from 0 (default: the main one).") var audioTrack: Int?
 
+    /// The options resolved as far as they can be without the input (the settings file read, the recipe
+    /// found, every value in range), so that a mistake in them stops the command before anything starts.
+    func validate() throws {
+        _ = try spec()
+    }
+
     /// The options given on the command line, as one layer.
     var commandLine: EncodingRequest {
         var r = EncodingRequest()

@@ -10,13 +10,17 @@ struct OutputExtrasOptions: ParsableArguments {
     var thumbnailAt: String?
     @Flag(help: "Delete INPUT once the output is verified and in place (never after a failure).") var deleteSource = false
 
-    /// Every mistake in these options is refused here, before any work starts.
-    func check(input: String?, output: String) throws(TesseraError) {
-        if let thumbnail { try Thumbnail.check(thumbnail, notOverwriting: [output] + (input.map { [$0] } ?? [])) }
+    /// The mistakes these options show without the paths: `--thumbnail-at` alone, or not a time.
+    func validate() throws {
         if thumbnailAt != nil {
             guard thumbnail != nil else { throw TesseraError(.settings, "--thumbnail-at", "needs --thumbnail") }
             _ = try thumbnailSeconds
         }
+    }
+
+    /// The mistakes that need the paths, refused before any work starts.
+    func check(input: String?, output: String) throws(TesseraError) {
+        if let thumbnail { try Thumbnail.check(thumbnail, notOverwriting: [output] + (input.map { [$0] } ?? [])) }
         if deleteSource { try SourceRemoval.check(input: input, output: output) }
     }
 

@@ -32,12 +32,21 @@ struct Tessera: AsyncParsableCommand {
                 WorkerPrefork.release()
             } catch {
                 WorkerPrefork.release()
-                Self.exit(withError: error)
+                Self.exit(after: error)
             }
         case .refuse(let message):
             FileHandle.standardError.write(Data("tessera: \(message)\n".utf8))
             Self.exit(withError: ExitCode.validationFailure)
         }
+    }
+
+    /// Ends the process after `error`: a failure that is no usage mistake (an option `validate()` refused, say)
+    /// is one line on stderr and exit status 1, as `fail` writes it; usage mistakes and help go as the parser has them.
+    static func exit(after error: Error) -> Never {
+        let line = Self.message(for: error)
+        guard Self.exitCode(for: error) == .failure, !line.isEmpty else { Self.exit(withError: error) }
+        FileHandle.standardError.write(Data("tessera: \(line)\n".utf8))
+        Self.exit(withError: ExitCode.failure)
     }
 
     /// Errors reach the user as one line on stderr and exit status 1.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 @Suite(.serialized) struct AudioTests {
     func sourceAudio(_ path: String) throws -> (start: Double, duration: Double) {

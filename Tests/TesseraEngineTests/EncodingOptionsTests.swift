@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// Every encoding option end to end through `tessera transcode` (embedded PostgreSQL, coordinator,
 /// worker processes), checked with ffprobe and ffmpeg.
@@ -299,26 +300,16 @@ import Testing
 
     // MARK: impossible requests
 
+    /// Requests impossible for this input (OptionValidationTests has those impossible for any input).
     @Test(arguments: [
         (["--level", "1"], "level"),
-        (["--size", "0x0"], "--size"),
-        (["--size", "321x240"], "even"),
-        (["--recipe", "potato"], "potato"),
         (["--audio", "copy", "PRORES"], "--audio copy"),
         (["--audio-track", "3"], "audio stream"),
-        (["--audio-rate", "12345"], "--audio-rate"),
-        (["--fps", "fast"], "--fps"),
-        (["--rotate", "45"], "--rotate"),
         (["--level", "3.1", "--bitrate", "20M"], "bitrate"),
-        (["--settings", "MISSING"], "no such file"),
-        (["--settings", "BADKEY"], "crff"),
     ])
     func impossibleRequestsFailBeforeAnyWork(args: [String], problem: String) throws {
-        let badKey = Fixtures.output("bad.yaml")
-        try "crff: 20\n".write(toFile: badKey, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: badKey) }
         let source = args.contains("PRORES") ? try SourceKind.prores.make() : try Self.plain()
-        let arguments = args.filter { $0 != "PRORES" }.map { ["MISSING": Fixtures.output("none.yaml"), "BADKEY": badKey][$0] ?? $0 }
+        let arguments = args.filter { $0 != "PRORES" }
         let untouched = Fixtures.directory.appendingPathComponent("never-\(UUID().uuidString.prefix(6))").path
         let (result, output) = try transcode(source, arguments, dataDir: untouched)
         #expect(result.status != 0, "\(args) should fail")

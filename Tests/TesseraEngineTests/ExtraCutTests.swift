@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 /// A segment that starts where the whole-file encode puts no IDR (an extra cut) makes no IDR of its own:
 /// libx264 alone weighs a scene cut by the frames since the segment's first IDR, not since the whole file's
@@ -9,7 +10,7 @@ import TesseraCore
 @Suite(.serialized) struct ExtraCutTests {
     @Test func aSegmentAtAnExtraCutMakesNoIDRTheWholeFileDoesNot() throws {
         // 4 s clean, then 4 s noisy: one forecast GOP, cut evenly in two, the second piece at an extra cut.
-        let source = try TwoPassTests.cleanThenNoisy()
+        let source = try Fixtures.cleanThenNoisy()
         let plan = try JobPlanner.plan(try MediaProbe.probe(source),
                                        options: JobOptions(settings: EncoderSettings(preset: "veryfast"), segmentSeconds: nil, workers: 2))
         try #require(plan.cuts.segments.count == 2, "\(plan.cuts.segments.map(\.frameCount))")

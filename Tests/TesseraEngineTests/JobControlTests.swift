@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 @Suite(.serialized) struct JobControlTests {
     /// A canceled job stops, and leaves neither the output nor its temporary file or spool behind.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 /// The lead-in: flat frames a segment's encoder sees before its first frame, whose packets never reach
 /// the output.

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 /// Tessera against one whole-file `ffmpeg -c:v libx264` at the same CRF and preset: size within ±3 %,
-/// PSNR within 0.1 dB. Prints the figures; it measures quality, not time.
+/// PSNR within 0.1 dB. bench/real_footage.py measures the same figures.
 @Suite(.serialized) struct QualityParityTests {
     @Test func sizeAndPSNRMatchAWholeFileEncode() throws {
         // Near-lossless 640x360 master, 20 s.
@@ -26,8 +27,6 @@ import TesseraCore
         let sizeTheirs = try FileManager.default.attributesOfItem(atPath: theirs)[.size] as! Int
         let ratio = Double(sizeOurs) / Double(sizeTheirs)
         let delta = try psnr(ours) - psnr(theirs)
-        print(String(format: "quality parity: %d segments, size ratio %.4f (target 0.97-1.03), PSNR difference %+.3f dB (target ±0.1)",
-                     report.plan.cuts.segments.count, ratio, delta))
         #expect(report.plan.cuts.segments.count >= 2)
         #expect(abs(ratio - 1) <= 0.03)
         #expect(abs(delta) <= 0.1)
@@ -49,8 +48,8 @@ import TesseraCore
                                                      options: JobOptions(settings: EncoderSettings(preset: "medium", crf: 23), workers: 2))
         try Tool.ffmpeg(["-i", source, "-an", "-c:v", "libx264", "-preset", "medium", "-crf", "23", theirs])
 
-        let sizeRatio = Double(try Self.videoBytes(ours)) / Double(try Self.videoBytes(theirs))
-        let mseOurs = try Self.perFrameMSE(ours, source), mseTheirs = try Self.perFrameMSE(theirs, source)
+        let sizeRatio = Double(try Tool.videoBytes(ours)) / Double(try Tool.videoBytes(theirs))
+        let mseOurs = try Tool.perFrameMSE(ours, source), mseTheirs = try Tool.perFrameMSE(theirs, source)
         func db(_ mse: Double) -> Double { 10 * log10(255 * 255 / max(mse, 1e-10)) }
         let psnrDelta = db(mseOurs.reduce(0, +) / Double(mseOurs.count)) - db(mseTheirs.reduce(0, +) / Double(mseTheirs.count))
         var starts: [Int] = [], at = 0
@@ -60,27 +59,10 @@ import TesseraCore
         }
         let deficits = starts.dropFirst().flatMap { s in (s..<min(s + 15, mseOurs.count)).map { db(mseOurs[$0]) - db(mseTheirs[$0]) } }
         let worst = deficits.min() ?? 0
-        print(String(format: "real footage (bikes, medium): %d segments, size ratio %.4f, PSNR %+.3f dB, worst segment-start frame %+.2f dB",
-                     starts.count, sizeRatio, psnrDelta, worst))
         #expect(starts.count >= 2, "a 10 s clip with scene cuts is cut for two encoders")
         #expect(mseOurs.count == mseTheirs.count)
         #expect(abs(sizeRatio - 1) <= 0.015)
         #expect(abs(psnrDelta) <= 0.05)
         #expect(worst >= -1)
-    }
-
-    static func videoBytes(_ path: String) throws -> Int {
-        let sizes = try Tool.ffprobe(["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size", "-of", "csv=p=0", path])
-        return sizes.split(whereSeparator: \.isNewline).compactMap { Int($0) }.reduce(0, +)
-    }
-
-    /// Per-frame MSE (all planes) of `path` against `reference`, from ffmpeg's psnr filter.
-    static func perFrameMSE(_ path: String, _ reference: String) throws -> [Double] {
-        let result = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-i", reference,
-                                             "-lavfi", "[0:v][1:v]psnr=stats_file=-", "-f", "null", "-"])
-        guard result.status == 0 else { throw ToolError("psnr: \(result.stderr.suffix(400))") }
-        return result.text.split(whereSeparator: \.isNewline).compactMap { line in
-            line.split(separator: " ").first { $0.hasPrefix("mse_avg:") }.flatMap { Double($0.dropFirst(8)) }
-        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 /// A job's results appended to one spool file: each is read back from its offset, a coordinator that
 /// opens the file again appends after what is there, and a short or missing file reads as nothing.

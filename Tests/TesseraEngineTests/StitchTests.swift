@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 
 @Suite(.serialized) struct StitchTests {
     func tasks(_ plan: JobPlan) throws -> [SegmentTask] {
@@ -76,7 +77,6 @@ import TesseraCore
             // The coordinator's payload, read in place (or written straight from the demuxer), is the same bytes.
             #expect(try reader.payload(for: segment) == task.serialized(), "segment \(segment.index)'s payload")
         }
-        print("segment reader \(kind.rawValue): \(reader.readsFromStart) of \(plan.cuts.segments.count) segments read from the start")
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
     }
 

@@ -1,25 +1,18 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// `--bitrate R` (two passes, the default) end to end through `tessera transcode` (embedded PostgreSQL,
 /// coordinator, worker processes) against ffmpeg's own whole-file two-pass at the same bitrate and preset: the
 /// file's video bitrate within ±2 % of the target, PSNR within 0.1 dB of ffmpeg's, and per-segment PSNR no more
-/// spread than 1.2× ffmpeg's over the same frames, and less than one pass per segment's (`--passes 1`). Prints
-/// the figures; it measures rate and quality, not time.
+/// spread than 1.2× ffmpeg's over the same frames, and less than one pass per segment's (`--passes 1`).
+/// bench/bitrate.py measures the same figures.
 @Suite(.serialized) struct TwoPassTests {
     static let dataDir: String = {
         atexit { _ = try? Tool.run(Tool.tesseraBinary, ["db", "stop", "--force", "--data-dir", TwoPassTests.dataDirPath]) }
         return dataDirPath
     }()
     static let dataDirPath = Fixtures.directory.appendingPathComponent("two-pass-db").path
-
-    /// 4 s of clean testsrc2, then 4 s of it under temporal noise: complexity changes sharply mid-file.
-    static func cleanThenNoisy() throws -> String {
-        let src = "testsrc2=size=480x270:rate=25:duration=4"
-        return try Fixtures.media("clean-then-noisy.mp4", ["-f", "lavfi", "-i", src, "-f", "lavfi", "-i", src, "-filter_complex",
-                                                            "[1:v]noise=alls=20:allf=t[n];[0:v][n]concat=n=2:v=1[v]", "-map", "[v]",
-                                                            "-c:v", "libx264", "-preset", "ultrafast", "-qp", "4", "-g", "50"])
-    }
 
     /// Real footage and the synthetic clip, each at two bitrates.
     static let cases: [(clip: String, kbps: Int)] = [("bikes", 400), ("bikes", 800), ("noisy", 500), ("noisy", 1000)]
@@ -38,7 +31,7 @@ import Testing
     @Test(arguments: 0..<4)
     func twoPassHitsTheTargetWithFFmpegsQuality(_ n: Int) throws {
         let (clip, kbps) = Self.cases[n]
-        let source = clip == "bikes" ? try RealFootage.bikes : try Self.cleanThenNoisy()
+        let source = clip == "bikes" ? try RealFootage.bikes : try Fixtures.cleanThenNoisy()
         let ours = Fixtures.output("two-pass-tessera.mp4"), theirs = Fixtures.output("two-pass-ffmpeg.mp4")
         let onePass = Fixtures.output("two-pass-one-pass.mp4"), matched = Fixtures.output("two-pass-matched.mp4")
         let log = Fixtures.output("two-pass-ffmpeg")
@@ -54,8 +47,8 @@ import Testing
         _ = try Self.transcode(source, onePass, kbps: kbps, ["--passes", "1"])
 
         func rate(_ path: String) throws -> Double {
-            let frames = try QualityParityTests.perFrameMSE(path, source).count
-            return Double(try QualityParityTests.videoBytes(path) * 8) / (Double(frames) / 25)
+            let frames = try Tool.perFrameMSE(path, source).count
+            return Double(try Tool.videoBytes(path) * 8) / (Double(frames) / 25)
         }
         func db(_ mse: ArraySlice<Double>) -> Double { 10 * log10(255 * 255 / max(mse.reduce(0, +) / Double(mse.count), 1e-10)) }
         func spread(_ mse: [Double]) -> Double {
@@ -66,8 +59,8 @@ import Testing
             }
             return (psnr.max() ?? 0) - (psnr.min() ?? 0)
         }
-        let mseOurs = try QualityParityTests.perFrameMSE(ours, source), mseTheirs = try QualityParityTests.perFrameMSE(theirs, source)
-        let mseOnePass = try QualityParityTests.perFrameMSE(onePass, source)
+        let mseOurs = try Tool.perFrameMSE(ours, source), mseTheirs = try Tool.perFrameMSE(theirs, source)
+        let mseOnePass = try Tool.perFrameMSE(onePass, source)
         try #require(mseOurs.count == mseTheirs.count && mseOurs.count == segmentFrames.reduce(0, +))
         let (rateOurs, rateTheirs) = (try rate(ours), try rate(theirs))
         let error = rateOurs / Double(kbps * 1000) - 1, errorTheirs = rateTheirs / Double(kbps * 1000) - 1
@@ -75,14 +68,11 @@ import Testing
         var deltaMatched = delta
         if abs(rateTheirs / rateOurs - 1) > 0.01 {
             _ = try Self.transcode(source, matched, kbps: Int((Double(kbps) * rateTheirs / rateOurs).rounded()))
-            deltaMatched = db(try QualityParityTests.perFrameMSE(matched, source)[...]) - db(mseTheirs[...])
+            deltaMatched = db(try Tool.perFrameMSE(matched, source)[...]) - db(mseTheirs[...])
         }
         let spreadOurs = spread(mseOurs), spreadTheirs = spread(mseTheirs), spreadOnePass = spread(mseOnePass)
-        print(String(format: "two-pass %@ %dk: %d segments, bitrate %+.2f %% (ffmpeg two-pass %+.2f %%), PSNR %+.3f dB "
-                     + "(%+.3f at ffmpeg's bitrate), spread %.2f dB (ffmpeg %.2f, one pass %.2f)", clip, kbps, segmentFrames.count,
-                     100 * error, 100 * errorTheirs, delta, deltaMatched, spreadOurs, spreadTheirs, spreadOnePass))
         #expect(segmentFrames.count >= 2)
-        #expect(abs(error) <= 0.02)
+        #expect(abs(error) <= 0.02, "bitrate off by \(error), ffmpeg's two-pass by \(errorTheirs)")
         #expect(abs(deltaMatched) <= 0.1)
         #expect(spreadOurs <= 1.2 * spreadTheirs + 0.05)
         #expect(spreadOurs < spreadOnePass)
@@ -121,7 +111,7 @@ import Testing
     @Test(arguments: 0..<2)
     func theVBVHoldsAcrossJoins(_ n: Int) throws {
         let (clip, kbps, maxrate, bufsize) = Self.vbvCases[n]
-        let source = clip == "bikes" ? try RealFootage.bikes : try Self.cleanThenNoisy()
+        let source = clip == "bikes" ? try RealFootage.bikes : try Fixtures.cleanThenNoisy()
         let ours = Fixtures.output("two-pass-vbv-tessera.mp4"), theirs = Fixtures.output("two-pass-vbv-ffmpeg.mp4")
         let log = Fixtures.output("two-pass-vbv-ffmpeg")
         defer { for f in [ours, theirs, log + "-0.log", log + "-0.log.mbtree"] { try? FileManager.default.removeItem(atPath: f) } }
@@ -136,13 +126,9 @@ import Testing
         let reference = try Self.vbv(theirs, maxrate: bucket.maxrate, bufsize: bucket.bufsize)
         func error(_ path: String) throws -> Double {
             let frames = segments.reduce(0, +)
-            return Double(try QualityParityTests.videoBytes(path) * 8) / (Double(frames) / 25) / Double(kbps * 1000) - 1
+            return Double(try Tool.videoBytes(path) * 8) / (Double(frames) / 25) / Double(kbps * 1000) - 1
         }
         let (e, eTheirs) = (try error(ours), try error(theirs))
-        print(String(format: "two-pass VBV %@ %dk max %dk buf %dk: %d segments, bitrate %+.2f %% (ffmpeg %+.2f %%), "
-                     + "lowest fullness %.3f, %d underflows (ffmpeg %.3f, %d), at joins %@", clip, kbps, maxrate, bufsize, segments.count,
-                     100 * e, 100 * eTheirs, mine.lowest, mine.underflows, reference.lowest, reference.underflows,
-                     mine.joins.map { String(format: "%.3f", $0) }.joined(separator: " ")))
         #expect(segments.count >= 2)
         #expect(mine.underflows <= reference.underflows)
         #expect(mine.underflows == 0)

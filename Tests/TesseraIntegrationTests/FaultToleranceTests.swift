@@ -3,6 +3,7 @@ import Testing
 import TesseraCore
 @testable import TesseraEngine
 import TesseraStore
+import TesseraTestSupport
 
 /// Faults the store cannot see, on one host: a full spool disk, an input replaced mid-job, the store
 /// gone for a minute. Real coordinator and worker processes, as an operator runs them.
@@ -42,12 +43,10 @@ import TesseraStore
         let output = cluster.directory.appendingPathComponent("out.mp4").path
         let job = try cluster.submit(source, output)
         var reason: String?
-        let started = Date()
         cluster.waitUntil(timeout: 30) {
             reason = (try? Self.statusJSON(cluster, job))?["stalled"] as? String
             return reason != nil
         }
-        print("fault: spool full, reason in status after \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(reason ?? "none")")
         let said = try #require(reason, "status never said why the job waits")
         #expect(said.contains(spool.path) && said.contains("No space left on device"))
         // While stalled, nothing is leased: the worker sits idle.
@@ -89,7 +88,6 @@ import TesseraStore
             reason = (try? Self.statusJSON(cluster, job))?["stalled"] as? String
             return reason != nil
         }
-        print("fault: output disk full: \(reason ?? "none")")
         let said = try #require(reason, "status never said why the job waits")
         #expect(said.hasPrefix("output \(output): no space left on the device"), "\(said)")
         #expect(!FileManager.default.fileExists(atPath: output))
@@ -123,7 +121,6 @@ import TesseraStore
         let record = try cluster.wait(job)
         #expect(record.state == .failed)
         let error = record.error ?? ""
-        print("fault: input replaced mid-job: \(error)")
         #expect(error.hasPrefix("\(input): changed since the job was planned"), "\(error)")
         #expect(!error.contains("\n"))
         #expect(!FileManager.default.fileExists(atPath: output))

@@ -3,6 +3,7 @@ import Testing
 import TesseraCore
 @testable import TesseraEngine
 import TesseraStore
+import TesseraTestSupport
 
 /// A cluster of six hosts in network namespaces (`TestBed`): PostgreSQL on one, two coordinators sharing
 /// a spool directory, three workers each serving both coordinators with a working directory of its own,
@@ -167,7 +168,6 @@ struct MultiHostTests {
             return held.allSatisfy { k in segments[k].state == .done || (segments[k].state == .leased && segments[k].workerID != "w1") }
         }
         let after = Date().timeIntervalSince(cut)
-        print("multi-host: w1's segments \(held) leased again \(String(format: "%.2f", after)) s after its link was cut (bound \(bound) s)")
         #expect(releasedAgain)
         #expect(after <= bound, "leased again after \(after) s")
         let record = try cluster.wait(job, store, timeout: 120)
@@ -196,7 +196,6 @@ struct MultiHostTests {
         let adopted = try store.events(job).first { $0.to == "adopted" }
         #expect(adopted?.detail?.contains("c2 took the job over from c1") == true)
         let remaining = Double(record.segmentsTotal - doneBefore.count)
-        print("multi-host: c1 killed with \(doneBefore.count) of \(record.segmentsTotal) segments done; c2 finished the job \(String(format: "%.1f", took)) s later")
         // The bound: the takeover plus 15 s, the issue's figure, with room for the rest's encode on 2 cores.
         #expect(took <= MultiHostCluster.takeoverAfter + 15 + remaining, "took \(took) s")
         let twice = try cluster.encodedTwice(job, store)
@@ -251,9 +250,9 @@ struct MultiHostTests {
     }
 
     /// 50 ms of latency each way and 1 % packet loss on every worker's link: the job completes,
-    /// frame-exact. Prints its wall time against the same job on the clean network. (This kernel has no
-    /// sch_netem: the latency comes from a relay host that holds the data 50 ms each way, the loss from
-    /// nftables dropping 1 % of each worker's packets at random.)
+    /// frame-exact, as the same job on the clean network first. (This kernel has no sch_netem: the latency
+    /// comes from a relay host that holds the data 50 ms each way, the loss from nftables dropping 1 % of
+    /// each worker's packets at random.)
     @Test func aSlowLossyNetworkStillCompletes() throws {
         let cluster = try MultiHostCluster()
         defer { cluster.tearDown() }
@@ -262,23 +261,20 @@ struct MultiHostTests {
         let source = try Self.source()
         let store = try cluster.database.openStore()
         defer { store.close() }
-        func timed(_ name: String) throws -> Double {
+        func transcode(_ name: String) throws {
             let output = cluster.bed.directory.appendingPathComponent(name).path
-            let started = Date()
             let job = try cluster.submit(source, output)
             let record = try cluster.wait(job, store, timeout: 240)
             #expect(record.state == .done, "\(record.error ?? "")\n\(cluster.diagnostics(job, store))")
             try expectFrameExact(source, output)
-            return Date().timeIntervalSince(started)
         }
         try cluster.startWorkers(connect: ["--connect", cluster.endpoint("c1")])
-        let clean = try timed("clean.mp4")
+        try transcode("clean.mp4")
         cluster.stopWorkers()
         try cluster.bed.relay(on: "wan", listen: "\(cluster.bed.hosts["wan"]!.address):5555",
                               to: "\(cluster.bed.hosts["c1"]!.address):5555", delay: 0.05)
         for n in 1...3 { try cluster.bed.dropPackets(on: "w\(n)", percent: 1) }
         try cluster.startWorkers(connect: ["--connect", "tcp://\(cluster.bed.hosts["wan"]!.address):5555"])
-        let impaired = try timed("impaired.mp4")
-        print("multi-host: 12 s 640x360 job on a clean network \(String(format: "%.1f", clean)) s, with 50 ms each way and 1 % loss \(String(format: "%.1f", impaired)) s (throughput \(String(format: "%.2f", clean / impaired))x)")
+        try transcode("impaired.mp4")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraStore
+import TesseraTestSupport
 
 /// Many jobs in the store: priorities as `submit` takes them, and the listing commands with 500 queued.
 @Suite(.serialized) struct VolumeCLITests {
@@ -48,7 +49,6 @@ import TesseraStore
             let out = try box.tessera(arguments)
             return (out, Date().timeIntervalSince(started))
         }
-        var figures: [String] = []
         for arguments in [["status", "--json"], ["list", "--json"], ["list", "--state", "queued", "--json"], ["list", "--limit", "500", "--json"]] {
             _ = try box.tessera(arguments)   // warm: the page cache, not the command, is measured otherwise
             let (out, seconds) = try timed(arguments)
@@ -57,9 +57,7 @@ import TesseraStore
             #expect(jobs.count == (arguments == ["status", "--json"] || arguments.contains("500") ? 500 : 50), "\(arguments)")
             if arguments.first == "list" { #expect(jobs.first?["id"] as? String == newest, "newest first") }
             #expect(seconds < 1, "\(arguments): \(seconds) s")
-            figures.append("\(arguments.joined(separator: " ")): \(Int(seconds * 1000)) ms")
         }
-        print("500 queued jobs: " + figures.joined(separator: ", "))
         let bad = try box.tessera(["list", "--limit", "0"])
         #expect(bad.status != 0 && bad.stderr.contains("--limit"))
     }

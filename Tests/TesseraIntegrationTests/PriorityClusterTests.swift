@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraStore
+import TesseraTestSupport
 
 /// Priorities on a real cluster: a coordinator and a worker process, jobs submitted through the CLI.
 @Suite(.serialized) struct PriorityClusterTests {

@@ -1,17 +1,16 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// The commands in docker-compose.yml, deploy/systemd and deploy/kubernetes are the real CLI: every
 /// option they pass exists in that subcommand's help.
 @Suite struct DeploymentFilesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     @Test func everyOptionInTheDeploymentFilesExists() throws {
         let files = ["docker-compose.yml", "deploy/kubernetes/coordinator.yaml", "deploy/kubernetes/worker.yaml",
                      "deploy/systemd/tessera-coordinator.service", "deploy/systemd/tessera-worker@.service", "README.md"]
         var checked = 0
         for file in files {
-            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            let text = try String(contentsOf: Fixtures.repository.appendingPathComponent(file), encoding: .utf8)
             for line in text.split(separator: "\n") {
                 guard let sub = ["coordinator", "worker", "submit", "transcode", "events"].first(where: {
                     line.contains("tessera \($0) ") || line.contains("[\"\($0)\"") || line.contains("\"\($0)\",")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraStore
+import TesseraTestSupport
 
 /// What an operator sees: `/metrics`, `/healthz` and `/readyz` of real coordinator and worker processes,
 /// scraped over real sockets, and their JSON log lines.
@@ -77,7 +78,7 @@ import TesseraStore
         #expect(frames == Double(record.framesTotal))
 
         // The dashboard shows only what the processes serve.
-        let dashboard = try String(contentsOf: DeploymentFilesTests.root.appendingPathComponent("deploy/grafana/tessera.json"), encoding: .utf8)
+        let dashboard = try String(contentsOf: Fixtures.repository.appendingPathComponent("deploy/grafana/tessera.json"), encoding: .utf8)
         let used = Set(dashboard.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).filter { $0.hasPrefix("tessera_") }.map(String.init))
         #expect(used.count >= 10)
         #expect(used.subtracting(names).isEmpty, "the dashboard names metrics no process serves: \(used.subtracting(names).sorted())")
@@ -162,7 +163,6 @@ import TesseraStore
         #expect(samples["tessera_jobs{state=\"encoding\"}"] == 10)
         times.sort()
         let median = times[times.count / 2], worst = times.last!
-        print("scrape with 10,000 segments: median \(Int(median * 1000)) ms, worst \(Int(worst * 1000)) ms over \(times.count)")
         #expect(median < 0.05, "median scrape \(median) s")
         #expect(worst < 0.25, "worst scrape \(worst) s")
     }

@@ -3,6 +3,7 @@ import Testing
 import TesseraCore
 @testable import TesseraEngine
 import TesseraStore
+import TesseraTestSupport
 import ZMQKit
 
 /// A cluster only its own workers can join: CURVE keys, the authorized keys file, results bound to leases.
@@ -16,7 +17,7 @@ import ZMQKit
 
     static func frameExact(_ source: String, _ output: String) throws -> Bool {
         let check = try FrameCheck.compare(source: source, output: output, width: 320, height: 240)
-        return check.outputFrames == check.sourceFrames && check.minimumPSNR > FrameExactnessTests.psnrFloor
+        return check.outputFrames == check.sourceFrames && check.minimumPSNR > FrameCheck.psnrFloor
     }
 
     /// Leases in the job's events, by worker.

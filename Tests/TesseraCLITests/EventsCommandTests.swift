@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// `tessera events` as scripts use it: NDJSON history and following, exit statuses, one-line errors.
 @Suite(.serialized) struct EventsCommandTests {

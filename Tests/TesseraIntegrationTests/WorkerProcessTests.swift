@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraEngine
+import TesseraTestSupport
 import ZMQKit
 
 /// A real `tessera worker` process, driven from a ROUTER socket over loopback TCP as a coordinator would.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// The `tessera` binary as users run it.
 @Suite(.serialized) struct CLITests {
@@ -116,7 +117,8 @@ import Testing
     @Test func impossibleSettingsFailBeforeWork() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let output = Fixtures.output("bad-settings.mp4")
-        for args in [["--level", "1"], ["--preset", "warp"], ["--crf", "70"], ["--audio", "copy"]] {
+        // --crf 70 is refused by `validate()` (OptionValidationTests has the rest of those); the others by the input.
+        for args in [["--level", "1"], ["--crf", "70"], ["--audio", "copy"]] {
             let input = args == ["--audio", "copy"] ? try SourceKind.prores.make() : source
             let result = try Tool.run(binary, ["transcode", input, "-o", output] + args)
             #expect(result.status != 0, "\(args) should fail")

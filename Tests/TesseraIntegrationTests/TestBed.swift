@@ -1,6 +1,7 @@
 import Foundation
 import TesseraCore
 import TesseraStore
+import TesseraTestSupport
 
 /// Hosts for multi-host tests, made of network namespaces on this machine: each host a namespace with one
 /// interface on a private network (10.77.0.0/24), all joined by a bridge in a switch namespace of their

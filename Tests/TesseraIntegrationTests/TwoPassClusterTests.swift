@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraStore
+import TesseraTestSupport
 
 /// Both passes of a two-pass job are ordinary tasks of a real cluster (`tessera coordinator`, `tessera worker`
 /// processes, embedded PostgreSQL): a coordinator killed between the passes resumes without redoing the first,
@@ -60,8 +61,7 @@ import TesseraStore
         let frames = try Tool.ffprobe(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                                        "stream=nb_read_frames", "-of", "csv=p=0", output])
         #expect(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) == 250)
-        let rate = Double(try QualityParityTests.videoBytes(output) * 8) / 10
-        print("two-pass restart: \(segments) segments, killed in pass \(killed.pass ?? 0) with \(killed.segmentsDone) done, \(Int(rate)) b/s for 400k")
+        let rate = Double(try Tool.videoBytes(output) * 8) / 10
         #expect(abs(rate / 400_000 - 1) <= 0.02, "\(Int(rate)) b/s for 400k")
     }
 
@@ -72,7 +72,7 @@ import TesseraStore
         defer { cluster.shutdown() }
         try cluster.startCoordinator()
         try cluster.startWorker("w")
-        let source = try TwoPassTests.cleanThenNoisy()
+        let source = try Fixtures.cleanThenNoisy()
         let store = try cluster.openStore()
         defer { store.close() }
         for pass in [1, 2] {

@@ -5,17 +5,18 @@ import TesseraCore
 /// Reads the input once, in demux order, and hands out each planned segment as a self-contained task as
 /// soon as its last packet has been read. Segments whose pre-roll overlaps share packets. The tests'
 /// sequential reference for `SegmentReader`, which reads any one segment on demand.
-final class SegmentSource {
-    let plan: JobPlan
-    let input: MediaInput
+package final class SegmentSource {
+    package let plan: JobPlan
+    package let input: MediaInput
 
-    init(plan: JobPlan) throws(TesseraError) {
+    package init(plan: JobPlan) throws(TesseraError) {
+        TestLogging.configured
         self.plan = plan
         input = try plan.reopenInput()
     }
 
     /// Calls `body` with each segment's task, in order of their last packet. `body` may block (back-pressure).
-    func forEachTask(_ body: (SegmentTask) throws(TesseraError) -> Void) throws(TesseraError) {
+    package func forEachTask(_ body: (SegmentTask) throws(TesseraError) -> Void) throws(TesseraError) {
         let segments = plan.cuts.segments
         let runOuts = segments.map(plan.runOut(after:))
         let lastShipped = segments.indices.map { segments[$0].lastShippedPacket(runOuts[$0]) }

@@ -2,14 +2,20 @@ import Foundation
 
 /// A GET over a real TCP socket to a `--metrics-listen` listener, for tests (one request per connection, as the
 /// listener answers with `Connection: close`).
-enum HTTP {
-    struct Response {
-        var status: Int
-        var headers: [String: String]
-        var body: String
+package enum HTTP {
+    package struct Response {
+        package var status: Int
+        package var headers: [String: String]
+        package var body: String
+
+        package init(status: Int, headers: [String: String], body: String) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
     }
 
-    static func get(_ port: Int, _ path: String, timeout: Double = 5) throws -> Response {
+    package static func get(_ port: Int, _ path: String, timeout: Double = 5) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ToolError("socket: \(errno)") }
         defer { close(fd) }
@@ -50,7 +56,7 @@ enum HTTP {
     }
 
     /// Prometheus text as samples: `name{labels}` → value (comments skipped).
-    static func samples(_ text: String) -> [String: Double] {
+    package static func samples(_ text: String) -> [String: Double] {
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }

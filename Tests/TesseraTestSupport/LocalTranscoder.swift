@@ -2,33 +2,37 @@ import FFmpegKit
 import Foundation
 import Logging
 import TesseraCore
+@testable import TesseraEngine
 
 /// A finished transcode.
-public struct TranscodeReport: Sendable {
-    public var plan: JobPlan
-    public var verification: Verifier.Report
-    public var stitch: Stitcher.Report
-    public var audioCopied: Bool?
-    public var wallSeconds: Double
-    public var encodeSeconds: Double
-    public var decodedFrames: Int
+package struct TranscodeReport: Sendable {
+    package var plan: JobPlan
+    package var verification: Verifier.Report
+    package var stitch: Stitcher.Report
+    package var audioCopied: Bool?
+    package var wallSeconds: Double
+    package var encodeSeconds: Double
+    package var decodedFrames: Int
 }
 
 /// Runs the whole engine in this process with N parallel encoder threads: probe, plan, encode the
 /// segments, encode the audio once, stitch, verify, and only then put the output in place.
-public struct LocalTranscoder: Sendable {
-    public var logger: Logger
-    public var progress: @Sendable (TranscodeProgress) -> Void
-    public var cancellation: CancellationFlag
+/// A test helper only: `tessera transcode` runs `LocalTranscode` (a private cluster of worker processes),
+/// which the option, two-pass, CLI and integration tests drive; this runs the same engine parts in one process.
+package struct LocalTranscoder: Sendable {
+    package var logger: Logger
+    package var progress: @Sendable (TranscodeProgress) -> Void
+    package var cancellation: CancellationFlag
 
-    public init(logger: Logger = Logger(label: "tessera.engine"), cancellation: CancellationFlag = CancellationFlag(),
-                progress: @escaping @Sendable (TranscodeProgress) -> Void = { _ in }) {
+    package init(logger: Logger = TestLogging.logger("tessera.engine"), cancellation: CancellationFlag = CancellationFlag(),
+                 progress: @escaping @Sendable (TranscodeProgress) -> Void = { _ in }) {
+        TestLogging.configured
         self.logger = logger
         self.cancellation = cancellation
         self.progress = progress
     }
 
-    public func transcode(input: String, output: String, options: JobOptions) throws(TesseraError) -> TranscodeReport {
+    package func transcode(input: String, output: String, options: JobOptions) throws(TesseraError) -> TranscodeReport {
         let started = Date()
         try OutputPath.check(output, input: input)
         progress(TranscodeProgress(phase: .probing, segmentsDone: 0, segmentsTotal: 0, framesDone: 0, framesTotal: 0))

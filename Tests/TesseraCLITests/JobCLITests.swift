@@ -2,6 +2,7 @@ import Foundation
 import PGClient
 import Testing
 import TesseraStore
+import TesseraTestSupport
 
 /// The job commands as users script them, against an embedded PostgreSQL in a private directory.
 @Suite(.serialized) struct JobCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// `transcode --thumbnail`, `--delete-source`, `--on-complete` and `--on-error` through the real binary,
 /// checked with ffprobe, ffmpeg and the file system.

@@ -2,15 +2,15 @@ import Foundation
 import TesseraCore
 
 /// Runs external programs (ffmpeg, ffprobe, the tessera binary) with output captured through files.
-enum Tool {
-    struct Output {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-        var text: String { String(decoding: stdout, as: UTF8.self) }
+package enum Tool {
+    package struct Output {
+        package var status: Int32
+        package var stdout: Data
+        package var stderr: String
+        package var text: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
+    package static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
         let dir = FileManager.default.temporaryDirectory
         let out = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).out")
         let err = dir.appendingPathComponent("tessera-test-\(UUID().uuidString).err")
@@ -40,14 +40,14 @@ enum Tool {
     }
 
     /// Runs ffmpeg quietly and fails the caller when it fails.
-    static func ffmpeg(_ arguments: [String]) throws {
+    package static func ffmpeg(_ arguments: [String]) throws {
         let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments)
         guard result.status == 0 else { throw ToolError("ffmpeg \(arguments.joined(separator: " ")): \(result.stderr)") }
     }
 
     /// ffmpeg's psnr summary for the filter graph `lavfi` over inputs [0] `a` and [1] `b`: the average
     /// and the worst frame's PSNR (infinity when identical).
-    static func psnr(_ a: String, _ b: String, lavfi: String) throws -> (average: Double, minimum: Double) {
+    package static func psnr(_ a: String, _ b: String, lavfi: String) throws -> (average: Double, minimum: Double) {
         let result = try run("ffmpeg", ["-nostdin", "-hide_banner", "-i", a, "-i", b, "-lavfi", lavfi, "-f", "null", "-"])
         guard result.status == 0,
               let line = result.stderr.split(whereSeparator: \.isNewline).last(where: { $0.contains("PSNR ") && $0.contains("average:") }) else {
@@ -63,14 +63,30 @@ enum Tool {
         return (try value("average:"), try value("min:"))
     }
 
-    static func ffprobe(_ arguments: [String]) throws -> String {
+    package static func ffprobe(_ arguments: [String]) throws -> String {
         let result = try run("ffprobe", ["-v", "error"] + arguments)
         guard result.status == 0 else { throw ToolError("ffprobe \(arguments.joined(separator: " ")): \(result.stderr)") }
         return result.text
     }
 
+    /// The bytes of the video stream's packets.
+    package static func videoBytes(_ path: String) throws -> Int {
+        let sizes = try Tool.ffprobe(["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size", "-of", "csv=p=0", path])
+        return sizes.split(whereSeparator: \.isNewline).compactMap { Int($0) }.reduce(0, +)
+    }
+
+    /// Per-frame MSE (all planes) of `path` against `reference`, from ffmpeg's psnr filter.
+    package static func perFrameMSE(_ path: String, _ reference: String) throws -> [Double] {
+        let result = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-i", reference,
+                                             "-lavfi", "[0:v][1:v]psnr=stats_file=-", "-f", "null", "-"])
+        guard result.status == 0 else { throw ToolError("psnr: \(result.stderr.suffix(400))") }
+        return result.text.split(whereSeparator: \.isNewline).compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("mse_avg:") }.flatMap { Double($0.dropFirst(8)) }
+        }
+    }
+
     /// The `tessera` executable built beside the test bundle.
-    static var tesseraBinary: String {
+    package static var tesseraBinary: String {
         if let path = ProcessInfo.processInfo.environment["TESSERA_BINARY"] { return path }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
@@ -85,15 +101,20 @@ enum Tool {
     }
 }
 
-struct ToolError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct ToolError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Test media made with ffmpeg's lavfi sources, once per test run, shared by the tests.
-enum Fixtures {
+package enum Fixtures {
+    /// The repository's root, where the deployment files are.
+    package static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
     /// Removed when the test process exits (registered first, so after the suites' own exit handlers).
-    static let directory: URL = {
+    package static let directory: URL = {
+        TestLogging.configured
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         atexit {
@@ -106,10 +127,10 @@ enum Fixtures {
     private static let made = Locked<[String: String]>([:])
 
     /// A 320x240 25 fps test pattern with a 440 Hz tone.
-    static let lavfi = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
+    package static let lavfi = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
 
     /// The file `name`, made by ffmpeg with `arguments` (inputs and codec options) the first time it is asked for.
-    static func media(_ name: String, _ arguments: [String]) throws -> String {
+    package static func media(_ name: String, _ arguments: [String]) throws -> String {
         try made.withValue { cache in
             if let path = cache[name] { return path }
             let path = directory.appendingPathComponent(name).path
@@ -120,7 +141,7 @@ enum Fixtures {
     }
 
     /// A fresh output path in the fixtures directory.
-    static func output(_ name: String) -> String {
+    package static func output(_ name: String) -> String {
         directory.appendingPathComponent("\(UUID().uuidString.prefix(8))-\(name)").path
     }
 }
