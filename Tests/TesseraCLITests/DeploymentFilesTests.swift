@@ -2,12 +2,13 @@ import Foundation
 import Testing
 import TesseraTestSupport
 
-/// The commands in docker-compose.yml, deploy/systemd and deploy/kubernetes are the real CLI: every
-/// option they pass exists in that subcommand's help.
+/// The commands in docker-compose.yml, deploy/systemd, deploy/kubernetes, the README and the docs are the
+/// real CLI: every option they pass exists in that subcommand's help.
 @Suite struct DeploymentFilesTests {
     @Test func everyOptionInTheDeploymentFilesExists() throws {
         let files = ["docker-compose.yml", "deploy/kubernetes/coordinator.yaml", "deploy/kubernetes/worker.yaml",
-                     "deploy/systemd/tessera-coordinator.service", "deploy/systemd/tessera-worker@.service", "README.md"]
+                     "deploy/systemd/tessera-coordinator.service", "deploy/systemd/tessera-worker@.service", "README.md",
+                     "docs/cli.md", "docs/operations.md", "docs/security.md"]
         var checked = 0
         for file in files {
             let text = try String(contentsOf: Fixtures.repository.appendingPathComponent(file), encoding: .utf8)
