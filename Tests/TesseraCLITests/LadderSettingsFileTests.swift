@@ -4,7 +4,7 @@ import TesseraCore
 import TesseraTestSupport
 @testable import tessera
 
-/// `ladder` in a YAML settings file and in the `streaming` recipe, as `transcode` and `submit` check them.
+/// `ladder` in a YAML settings file, as `transcode` and `submit` check them.
 @Suite struct LadderSettingsFileTests {
     @Test func yamlTakesAStringOrAList() throws {
         let expected = try Ladder(parsing: "1080,720:3M,480")
@@ -26,9 +26,13 @@ import TesseraTestSupport
         }
     }
 
-    @Test func streamingRecipeRefusesTheOptionsItsLadderReplaces() {
-        let refused = OptionValidationTests.refusal(["transcode", "in.mp4", "-o", "out.mp4", "--recipe", "streaming", "--max-size", "640x360"])
-        #expect(refused?.line.contains("--max-size") == true, "\(refused?.line ?? "accepted")")
-        #expect(OptionValidationTests.refusal(["transcode", "in.mp4", "-o", "out.mp4", "--recipe", "streaming", "--crf", "20"]) == nil)
+    /// A good ladder is checked, then refused in one line: no job carries one yet, and none is ignored.
+    @Test func aGoodLadderIsRefusedNotIgnored() throws {
+        let path = try OptionValidationTests.settingsFile("ladder-good.yaml", "ladder: 1080,720:3M,480\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for command in ["transcode", "submit"] {
+            let refused = try #require(OptionValidationTests.refusal([command, "in.mp4", "-o", "out.mp4", "--settings", path]))
+            #expect(refused.status == 1 && refused.line.contains("--ladder") && refused.line.contains("not made yet"), "\(refused.line)")
+        }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TesseraCore
 
-/// `ladder` as a settings-file key and in the `streaming` recipe.
+/// `ladder` as a settings-file key.
 @Suite struct LadderSettingsTests {
     @Test func settingsFilesTakeAStringOrAList() throws {
         func ladder(_ json: String) throws -> Ladder? {
@@ -17,14 +17,12 @@ import Testing
         #expect(throws: SettingsError.self) { try bad.resolved() }
     }
 
-    @Test func streamingRecipeCarriesTheLadder() throws {
-        let recipe = try Recipe.named("streaming")
-        #expect(try recipe.request.resolvedLadder() == Ladder(parsing: "1080,720,480,360"))
+    @Test func aLadderOverTheRateItReplacesIsRefused() throws {
         var commandLine = EncodingRequest()
-        commandLine.recipe = "streaming"
+        commandLine.ladder = ["1080,720,480,360"]
         let spec = try Recipe.stack(file: nil, commandLine: commandLine).resolved()
         #expect(spec.settings.crf == 23 && spec.settings.maxrate == nil && spec.picture.maxSize == nil)
-        // The streaming recipe's ladder over --maxrate: refused, the ladder caps each rung itself.
+        // --maxrate beside the ladder: refused, the ladder caps each rung itself.
         commandLine.maxrate = "5M"
         commandLine.bufsize = "10M"
         let refused = #expect(throws: SettingsError.self) { try Recipe.stack(file: nil, commandLine: commandLine).resolved() }
