@@ -30,6 +30,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var audioChannels: Int?
     public var audioTrack: Int?
     public var segmentSeconds: Double?
+    /// Rendition ladder rungs as given (`1080`, `720:3M`); see `Ladder`.
+    public var ladder: [String]?
     /// The job's priority, 0–100 (`submit --priority`): not an encoder setting, so not in the job's spec.
     public var priority: Int?
 
@@ -46,7 +48,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         case audioChannels = "audio-channels"
         case audioTrack = "audio-track"
         case segmentSeconds = "segment-seconds"
-        case priority
+        case ladder, priority
     }
 
     /// Settings files may write numbers as strings ("2500k") or strings as numbers (fps: 25); unknown
@@ -105,6 +107,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         audioChannels = try integer(.audioChannels)
         audioTrack = try integer(.audioTrack)
         segmentSeconds = try number(.segmentSeconds)
+        ladder = try Self.ladderItems(c, .ladder)
         priority = try integer(.priority)
     }
 
@@ -123,6 +126,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if bitrate != nil { base.crf = nil }
         if size != nil { base.maxSize = nil }
         if maxSize != nil { base.size = nil }
+        if ladder != nil { base.dropOptionsALadderReplaces() }
         var merged = self
         merged.recipe = recipe ?? base.recipe
         merged.crf = crf ?? base.crf
@@ -150,6 +154,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         merged.audioChannels = audioChannels ?? base.audioChannels
         merged.audioTrack = audioTrack ?? base.audioTrack
         merged.segmentSeconds = segmentSeconds ?? base.segmentSeconds
+        merged.ladder = ladder ?? base.ladder
         merged.priority = priority ?? base.priority
         return merged
     }
@@ -207,6 +212,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         }
         try picture.validate()
         if let segmentSeconds, !(segmentSeconds > 0) { throw SettingsError("--segment-seconds must be positive") }
+        try checkLadder(settings: settings, picture: picture)
         return JobSpec(settings: settings, audio: audioSettings, segmentSeconds: segmentSeconds ?? defaults.segmentSeconds,
                        picture: picture)
     }

@@ -103,11 +103,19 @@ struct EncodeOptions: ParsableArguments {
         var top = commandLine
         top.segmentSeconds = segmentSeconds
         let file = try settings.map { (path: String) throws(TesseraError) -> EncodingRequest in try SettingsFile.read(path) }
+        let stacked: EncodingRequest
+        let spec: JobSpec
         do {
-            return try Recipe.stack(file: file, commandLine: top).resolved()
+            stacked = try Recipe.stack(file: file, commandLine: top)
+            spec = try stacked.resolved()
         } catch {
             throw TesseraError(.settings, "", error.description)
         }
+        // A ladder is checked whole (above), but no job carries one yet: refused rather than ignored.
+        if stacked.ladder != nil {
+            throw TesseraError(.settings, "--ladder", "rendition ladders are not made yet: give one output per job with --max-size")
+        }
+        return spec
     }
 }
 
