@@ -2,24 +2,35 @@ import CFFmpeg
 import CTesseraShim
 import TesseraCore
 
-/// A muxer writing to a real file path (faststart rewrites the file by reopening its path).
+/// A muxer writing to a real file path (faststart rewrites the file by reopening its path), or into memory
+/// (`init(inMemory:)`, for fragmented output cut into files by the caller).
 public final class MediaOutput {
     var context: UnsafeMutablePointer<AVFormatContext>?
     public let path: String
+    /// The output goes to a dynamic buffer, not a file (see MediaOutput+Fragments.swift).
+    let inMemory: Bool
     var headerWritten = false
     var finished = false
 
     public init(path: String, format: String = "mp4") throws(FFmpegError) {
         self.path = path
+        inMemory = false
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, format, path), "avformat_alloc_output_context2")
         context = ctx
         try check(avio_open(&ctx!.pointee.pb, path, AVIO_FLAG_WRITE), "avio_open(\(path))")
     }
 
+    /// Adopts a context whose output is a dynamic buffer (`init(inMemory:)`).
+    init(memoryContext ctx: UnsafeMutablePointer<AVFormatContext>) {
+        path = ""
+        inMemory = true
+        context = ctx
+    }
+
     deinit {
         if let ctx = context {
-            if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
+            if inMemory { discardBuffer() } else if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
             avformat_free_context(ctx)
         }
     }
@@ -88,6 +99,6 @@ public final class MediaOutput {
         guard let ctx = context, !finished else { return }
         finished = true
         try check(av_write_trailer(ctx), "av_write_trailer")
-        try check(avio_closep(&ctx.pointee.pb), "avio_closep")
+        if inMemory { discardBuffer() } else { try check(avio_closep(&ctx.pointee.pb), "avio_closep") }
     }
 }
