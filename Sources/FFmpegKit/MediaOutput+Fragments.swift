@@ -29,9 +29,7 @@ extension MediaOutput {
     /// Writes a packet given in `timeBase` without the interleaving queue, so that it lands in the fragment being
     /// built now (`av_interleaved_write_frame` may hold it back past the next `flushFragment()`).
     public func writeNow(_ packet: Packet, stream: Int, timeBase: Rational) throws(FFmpegError) {
-        packet.raw.pointee.stream_index = Int32(stream)
-        av_packet_rescale_ts(packet.raw, AVRational(timeBase), context!.pointee.streams[stream]!.pointee.time_base)
-        packet.raw.pointee.pos = -1
+        prepare(packet, stream: stream, timeBase: timeBase)
         try check(av_write_frame(context, packet.raw), "av_write_frame")
     }
 

@@ -88,10 +88,15 @@ public final class MediaOutput {
 
     /// Writes a packet given in `timeBase` to `stream`, rescaled to the stream's time base.
     public func write(_ packet: Packet, stream: Int, timeBase: Rational) throws(FFmpegError) {
+        prepare(packet, stream: stream, timeBase: timeBase)
+        try check(av_interleaved_write_frame(context, packet.raw), "av_interleaved_write_frame")
+    }
+
+    /// Points a packet given in `timeBase` at `stream`, rescaled to the stream's time base, with no file position.
+    func prepare(_ packet: Packet, stream: Int, timeBase: Rational) {
         packet.raw.pointee.stream_index = Int32(stream)
         av_packet_rescale_ts(packet.raw, AVRational(timeBase), context!.pointee.streams[stream]!.pointee.time_base)
         packet.raw.pointee.pos = -1
-        try check(av_interleaved_write_frame(context, packet.raw), "av_interleaved_write_frame")
     }
 
     /// Writes the trailer (and, with faststart, moves moov to the front) and closes the file.

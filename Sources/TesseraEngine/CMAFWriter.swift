@@ -47,6 +47,7 @@ public enum CMAFWriter {
     public static func writeVideo(_ video: Video, segmentCount: Int, loadSegment: (Int) throws(TesseraError) -> EncodedSegment,
                                   cuts: [Int64], timeline: CMAFTimeline, muxedAudio: AudioTrack? = nil,
                                   to directory: String) throws(CMAFError) -> CMAFRendition {
+        guard !video.parameters.extradata.isEmpty else { throw CMAFError(.segmentMismatch, directory, "the video has no SPS/PPS for its sample entry") }
         guard segmentCount > 0 else { throw CMAFError(.badCuts, directory, "no encoded segments to package") }
         guard zip(cuts, cuts.dropFirst()).allSatisfy({ $0 < $1 }) else { throw CMAFError(.badCuts, "cut times", "do not rise strictly: \(cuts)") }
         let tb = video.timeBase
@@ -97,14 +98,13 @@ public enum CMAFWriter {
             current = SegmentSpan()
         }
 
-        var reference = video.parameters.extradata
+        let reference = video.parameters.extradata
         for k in 0..<segmentCount {
             let segment: EncodedSegment
             do { segment = try loadSegment(k) } catch { throw CMAFError(.segmentMismatch, error.subject, error.problem) }
             guard segment.header.index == k else {
                 throw CMAFError(.segmentMismatch, "segment \(k)", "segment \(segment.header.index) is in its place")
             }
-            if reference.isEmpty { reference = segment.header.extradata }
             guard segment.header.extradata == reference else {
                 throw CMAFError(.segmentMismatch, "segment \(k)", "SPS/PPS differ from the stream's")
             }
