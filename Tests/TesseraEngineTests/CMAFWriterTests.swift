@@ -64,6 +64,8 @@ import TesseraTestSupport
         #expect(video.segments.map(\.durationTicks) == [2 * Int64(video.timeBase.den), 2 * Int64(video.timeBase.den)])
         #expect(video.segments.map(\.durationSeconds) == [2, 2])
         #expect(video.segments[1].startTicks == video.segments[0].startTicks + video.segments[0].durationTicks)
+        // tfdt: the first decode time on the common timeline (the video's, as it decodes first), then 2 s on.
+        #expect(video.segments.map(\.decodeTicks) == [0, 2 * Int64(video.timeBase.den)])
 
         for (index, segment) in video.segments.enumerated() {
             let size = try FileManager.default.attributesOfItem(atPath: video.path(of: segment))[.size] as? Int
@@ -93,6 +95,10 @@ import TesseraTestSupport
         #expect(zip(sourceTimes, outputTimes).allSatisfy { abs($1 - $0 - shift) < 1e-4 }, "same pts")
         #expect(Self.lines(try Tool.ffprobe(["-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", whole])) == ["avc1"])
         #expect(Self.lines(try Tool.ffprobe(["-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", whole])) == ["120"])
+        // Sync samples exactly at the IDRs, one a second.
+        let flags = Self.lines(try Tool.ffprobe(["-select_streams", "v", "-show_entries", "packet=pts,flags", "-of", "csv=p=0", whole]), fields: 2)
+        let synced = flags.filter { $0.hasSuffix(",K_") }.compactMap { Int64($0.split(separator: ",")[0]) }
+        #expect(synced == [0, 1, 2, 3].map { video.segments[0].startTicks + $0 * Int64(video.timeBase.den) })
 
         // The audio: on the same timeline (its offset from the video as in the source) and as long as the video.
         let wholeAudio = try Self.joined(sound, sound.segments, name: "audio.mp4")
@@ -123,6 +129,49 @@ import TesseraTestSupport
         #expect(audio.count == sourceAudio.count)
     }
 
+    /// The engine's own encoded segments (libx264's Annex B headers, each segment's B-frame delay) packaged at
+    /// every other join, with the job's audio muxed in: the same frames at the same times as the stitched MP4.
+    @Test func engineSegmentsPackageLikeTheStitchedFile() throws {
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try SourceKind.closedGOPWithBFrames.make()), options: quickOptions())
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        let encoded = try tasks.sorted { $0.header.segment.index < $1.header.segment.index }.map { try SegmentEncoder.encode($0) }
+        let audio = try #require(try AudioTranscoder.run(plan))
+        #expect(encoded.count >= 4)
+        let cuts = stride(from: 2, to: encoded.count, by: 2).map { encoded[$0].packets.compactMap(\.pts).min()! }
+        let first = encoded[0].packets[0]
+        let timeline = CMAFTimeline.common(videoFirstDTS: first.dts ?? first.pts!, videoTimeBase: plan.output.timeBase, audio: audio)
+
+        let directory = Fixtures.output("cmaf-engine")
+        let stitched = Fixtures.output("cmaf-engine.mp4")
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: stitched)
+        }
+        let rung = try CMAFWriter.writeVideo(.init(plan: plan, extradata: encoded[0].header.extradata), segmentCount: encoded.count,
+                                             loadSegment: { encoded[$0] }, cuts: cuts, timeline: timeline, muxedAudio: audio, to: directory)
+        _ = try Stitcher.stitch(plan: plan, loadSegment: { encoded[$0] }, audio: audio, to: stitched)
+        #expect(rung.segments.count == cuts.count + 1)
+        #expect(abs(rung.durationSeconds - plan.outputDurationSeconds) < 1e-9)
+
+        let whole = try Self.joined(rung, rung.segments, name: "engine.mp4")
+        #expect(try Self.decodes(whole) == "")
+        #expect(Self.lines(try Tool.ffprobe(["-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", whole])) == ["avc1"])
+        let cmafTimes = try Self.times(whole, "v"), stitchedTimes = try Self.times(stitched, "v")
+        #expect(cmafTimes.count == plan.outputFrameCount && stitchedTimes.count == plan.outputFrameCount)
+        let shift = cmafTimes[0] - stitchedTimes[0]
+        #expect(zip(stitchedTimes, cmafTimes).allSatisfy { abs($1 - $0 - shift) < 1e-4 }, "same pts as the stitched MP4")
+        for (index, segment) in rung.segments.enumerated() {
+            let one = try Self.joined(rung, [segment], name: "engine-\(index).mp4")
+            #expect(Self.lines(try Tool.ffprobe(["-select_streams", "v", "-show_entries", "frame=key_frame,pict_type",
+                                                 "-of", "csv=p=0", one]), fields: 2).first == "1,I", "\(segment.file) starts with a key frame")
+        }
+        let audioTimes = try Self.times(whole, "a")
+        let audioEnd = audioTimes.last! + audio.frameSeconds
+        #expect(abs((audioEnd - audioTimes[0]) - (cmafTimes.last! + plan.outputDurationSeconds / Double(plan.outputFrameCount) - cmafTimes[0])) < 0.05,
+                "audio and video last as long")
+    }
+
     /// A cut must be the presentation time of an IDR: a P/B picture, a time between frames, and a time past the
     /// end are refused by code before anything is written past the first segment.
     @Test func cutsOffAnIDRAreRefused() throws {
@@ -142,6 +191,21 @@ import TesseraTestSupport
         let directory = Fixtures.output("cmaf-unordered")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(throws: CMAFError.self) { try source.writeVideo(cuts: [idr, idr], to: directory) }
+    }
+
+    /// An open GOP's later I pictures carry the key flag but are no IDR (their leading pictures need the GOP
+    /// before): a cut there is refused.
+    @Test func aKeyFrameThatIsNoIDRIsRefused() throws {
+        let source = try CMAFSource(path: try SourceKind.openGOP.make())
+        let key = try #require(source.packets.dropFirst().first { $0.isKey })
+        let directory = Fixtures.output("cmaf-open-gop")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            _ = try source.writeVideo(cuts: [key.pts!], to: directory)
+            Issue.record("a cut on an open GOP's I picture was accepted")
+        } catch {
+            #expect(error.code == .cutNotOnIDR, "\(error)")
+        }
     }
 
     /// The ladder fixture: two rungs and the audio, cut at the same instants, every segment starting on a key frame.
