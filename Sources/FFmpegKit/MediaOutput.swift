@@ -2,24 +2,35 @@ import CFFmpeg
 import CTesseraShim
 import TesseraCore
 
-/// A muxer writing to a real file path (faststart rewrites the file by reopening its path).
+/// A muxer writing to a real file path (faststart rewrites the file by reopening its path), or into memory
+/// (`init(inMemory:)`, for fragmented output cut into files by the caller).
 public final class MediaOutput {
     var context: UnsafeMutablePointer<AVFormatContext>?
     public let path: String
+    /// The output goes to a dynamic buffer, not a file (see MediaOutput+Fragments.swift).
+    let inMemory: Bool
     var headerWritten = false
     var finished = false
 
     public init(path: String, format: String = "mp4") throws(FFmpegError) {
         self.path = path
+        inMemory = false
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, format, path), "avformat_alloc_output_context2")
         context = ctx
         try check(avio_open(&ctx!.pointee.pb, path, AVIO_FLAG_WRITE), "avio_open(\(path))")
     }
 
+    /// Adopts a context whose output is a dynamic buffer (`init(inMemory:)`).
+    init(memoryContext ctx: UnsafeMutablePointer<AVFormatContext>) {
+        path = ""
+        inMemory = true
+        context = ctx
+    }
+
     deinit {
         if let ctx = context {
-            if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
+            if inMemory { discardBuffer() } else if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
             avformat_free_context(ctx)
         }
     }
@@ -77,10 +88,15 @@ public final class MediaOutput {
 
     /// Writes a packet given in `timeBase` to `stream`, rescaled to the stream's time base.
     public func write(_ packet: Packet, stream: Int, timeBase: Rational) throws(FFmpegError) {
+        prepare(packet, stream: stream, timeBase: timeBase)
+        try check(av_interleaved_write_frame(context, packet.raw), "av_interleaved_write_frame")
+    }
+
+    /// Points a packet given in `timeBase` at `stream`, rescaled to the stream's time base, with no file position.
+    func prepare(_ packet: Packet, stream: Int, timeBase: Rational) {
         packet.raw.pointee.stream_index = Int32(stream)
         av_packet_rescale_ts(packet.raw, AVRational(timeBase), context!.pointee.streams[stream]!.pointee.time_base)
         packet.raw.pointee.pos = -1
-        try check(av_interleaved_write_frame(context, packet.raw), "av_interleaved_write_frame")
     }
 
     /// Writes the trailer (and, with faststart, moves moov to the front) and closes the file.
@@ -88,6 +104,6 @@ public final class MediaOutput {
         guard let ctx = context, !finished else { return }
         finished = true
         try check(av_write_trailer(ctx), "av_write_trailer")
-        try check(avio_closep(&ctx.pointee.pb), "avio_closep")
+        if inMemory { discardBuffer() } else { try check(avio_closep(&ctx.pointee.pb), "avio_closep") }
     }
 }

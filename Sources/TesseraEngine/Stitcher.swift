@@ -35,18 +35,7 @@ public enum Stitcher {
             if let audio { audioOrigin = videoTB.rescale(firstPTS, to: audio.timeBase) }
         }
 
-        var params = CodecParameters(codecName: "h264")
-        params.extradata = reference
-        params.pixelFormat = plan.output.pixelFormat
-        params.width = plan.output.width
-        params.height = plan.output.height
-        params.sampleAspectRatio = plan.output.sampleAspectRatio
-        params.colorRange = plan.output.colorRange
-        params.colorPrimaries = plan.output.colorPrimaries
-        params.colorTransfer = plan.output.colorTransfer
-        params.colorSpace = plan.output.colorSpace
-        params.chromaLocation = plan.output.chromaLocation
-        params.videoDelay = plan.settings.effectiveBFrames > 0 ? 1 : 0
+        let params = plan.videoParameters(extradata: reference)
 
         var report = Report(videoPackets: 0, audioPackets: 0, dtsAdjusted: 0, originSeconds: origin)
         do {
