@@ -13,7 +13,7 @@ import TesseraCore
               <Period id="0" start="PT0S">
                 <AdaptationSet id="0" contentType="video" mimeType="video/mp4" segmentAlignment="true" startWithSAP="1" maxWidth="1280" maxHeight="720" maxFrameRate="30000/1001">
                   <Representation id="720p" bandwidth="1600000" width="1280" height="720" frameRate="30000/1001" sar="1:1" codecs="avc1.64001F">
-                    <SegmentTemplate timescale="30000" initialization="720p/init.mp4" media="720p/seg_$Number%05d$.m4s" startNumber="1">
+                    <SegmentTemplate timescale="30000" initialization="720p/init.mp4" media="720p/segment_$Number%05d$.m4s" startNumber="1">
                       <SegmentTimeline>
                         <S t="0" d="180180" r="1"/>
                         <S d="75075"/>
@@ -21,7 +21,7 @@ import TesseraCore
                     </SegmentTemplate>
                   </Representation>
                   <Representation id="360p" bandwidth="640000" width="640" height="360" frameRate="30000/1001" sar="1:1" codecs="avc1.4D401E">
-                    <SegmentTemplate timescale="90000" initialization="360p/init.mp4" media="360p/seg_$Number%05d$.m4s" startNumber="1">
+                    <SegmentTemplate timescale="90000" initialization="360p/init.mp4" media="360p/segment_$Number%05d$.m4s" startNumber="1">
                       <SegmentTimeline>
                         <S t="0" d="540540" r="1"/>
                         <S d="225225"/>
@@ -34,7 +34,7 @@ import TesseraCore
                   <Role schemeIdUri="urn:mpeg:dash:role:2011" value="main"/>
                   <Representation id="audio" bandwidth="129202" codecs="mp4a.40.2" audioSamplingRate="48000">
                     <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2"/>
-                    <SegmentTemplate timescale="48000" initialization="audio/init.mp4" media="audio/seg_$Number%05d$.m4s" startNumber="1">
+                    <SegmentTemplate timescale="48000" initialization="audio/init.mp4" media="audio/segment_$Number%05d$.m4s" startNumber="1">
                       <SegmentTimeline>
                         <S t="0" d="288768"/>
                         <S d="287744"/>

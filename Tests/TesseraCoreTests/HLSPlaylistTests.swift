@@ -33,11 +33,11 @@ import TesseraCore
             #EXT-X-PLAYLIST-TYPE:VOD
             #EXT-X-MAP:URI="init.mp4"
             #EXTINF:6.006,
-            seg_00001.m4s
+            segment_00001.m4s
             #EXTINF:6.006,
-            seg_00002.m4s
+            segment_00002.m4s
             #EXTINF:2.5025,
-            seg_00003.m4s
+            segment_00003.m4s
             #EXT-X-ENDLIST
 
             """)
@@ -49,11 +49,11 @@ import TesseraCore
             #EXT-X-PLAYLIST-TYPE:VOD
             #EXT-X-MAP:URI="init.mp4"
             #EXTINF:6.016,
-            seg_00001.m4s
+            segment_00001.m4s
             #EXTINF:5.994667,
-            seg_00002.m4s
+            segment_00002.m4s
             #EXTINF:2.538667,
-            seg_00003.m4s
+            segment_00003.m4s
             #EXT-X-ENDLIST
 
             """)
@@ -69,13 +69,13 @@ import TesseraCore
             #EXT-X-MAP:URI="init.mp4"
             #EXTINF:6.006,
             #EXT-X-BYTERANGE:30030@0
-            seg_00001.m4s
+            segment_00001.m4s
             #EXTINF:6.006,
             #EXT-X-BYTERANGE:37537@0
-            seg_00002.m4s
+            segment_00002.m4s
             #EXTINF:2.5025,
             #EXT-X-BYTERANGE:20020@0
-            seg_00003.m4s
+            segment_00003.m4s
             #EXT-X-ENDLIST
 
             """)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TesseraCore
 
@@ -24,7 +25,7 @@ import TesseraCore
         rung.track.segments[2].duration -= 4
         let error = try #require(refusal(PackagedPresentation(video: [SmallLadder.high720, rung])))
         #expect(error.code == .misalignedSegment)
-        #expect(error.description == "rung 360p: segment 3 (seg_00003.m4s) starts at 12.012044 s, 720p at 12.012 s: keyframes must be at the same instants in every rung")
+        #expect(error.description == "rung 360p: segment 3 (segment_00003.m4s) starts at 12.012044 s, 720p at 12.012 s: keyframes must be at the same instants in every rung")
     }
 
     @Test func oneTickOfTheCoarserTimescaleIsTolerated() {
@@ -85,5 +86,16 @@ import TesseraCore
         #expect(throws: PackagingError.self) { try HLSPlaylist.master(presentation) }
         #expect(throws: PackagingError.self) { try HLSPlaylist.files(presentation) }
         #expect(throws: PackagingError.self) { try DASHManifest.render(presentation) }
+    }
+}
+
+/// The model travels as JSON (a job's record, a task's result) unchanged.
+@Suite struct PackagedPresentationCodingTests {
+    @Test func aPresentationSurvivesJSON() throws {
+        var presentation = SmallLadder.presentation
+        presentation.video[1].muxedAudio = AudioFormat(objectType: 29, channels: 2, sampleRate: 44100)
+        presentation.video[0].track.startTicks = 2002
+        let data = try JSONEncoder().encode(presentation)
+        #expect(try JSONDecoder().decode(PackagedPresentation.self, from: data) == presentation)
     }
 }

@@ -1,6 +1,6 @@
 /// A ladder as it lies on disk after segmenting: what the HLS playlists and the DASH manifest are written from.
 /// Every number is measured from the files (sizes, tick durations); nothing is estimated.
-public struct PackagedPresentation: Hashable, Sendable {
+public struct PackagedPresentation: Codable, Hashable, Sendable {
     /// The video rungs, in the order the master playlist and the manifest list them.
     public var video: [VideoRendition]
     /// AAC as its own rendition group (`#EXT-X-MEDIA:TYPE=AUDIO`, an audio AdaptationSet); nil without audio or
@@ -14,7 +14,7 @@ public struct PackagedPresentation: Hashable, Sendable {
 }
 
 /// One rung: an H.264 stream in CMAF segments, an init segment and the media segments in one folder.
-public struct VideoRendition: Hashable, Sendable {
+public struct VideoRendition: Codable, Hashable, Sendable {
     /// The rung's id (DASH `Representation@id`), e.g. "720p".
     public var name: String
     /// The folder of its files, relative to the manifests; its media playlist is written there too.
@@ -45,7 +45,7 @@ public struct VideoRendition: Hashable, Sendable {
 }
 
 /// The AAC rendition that every rung plays with.
-public struct AudioRendition: Hashable, Sendable {
+public struct AudioRendition: Codable, Hashable, Sendable {
     /// The rendition's label: HLS `NAME`, the DASH `Label`.
     public var name: String
     /// BCP 47 language tag (HLS `LANGUAGE`, DASH `lang`), if known.
@@ -68,7 +68,7 @@ public struct AudioRendition: Hashable, Sendable {
 }
 
 /// AAC as the CODECS string and the channel signalling need it.
-public struct AudioFormat: Hashable, Sendable {
+public struct AudioFormat: Codable, Hashable, Sendable {
     /// MPEG-4 audio object type: 2 AAC-LC, 5 HE-AAC (SBR), 29 HE-AAC v2 (PS).
     public var objectType: Int
     public var channels: Int
@@ -82,7 +82,7 @@ public struct AudioFormat: Hashable, Sendable {
 }
 
 /// The files of one rendition and their timing, in the track's own timescale (the `mdhd` one).
-public struct MediaTrack: Hashable, Sendable {
+public struct MediaTrack: Codable, Hashable, Sendable {
     /// Ticks per second.
     public var timescale: Int64
     /// The first segment's earliest presentation time, in ticks (its `tfdt` plus composition offset).
@@ -112,7 +112,7 @@ public struct MediaTrack: Hashable, Sendable {
 
 /// Media segment file names as one numbered pattern, `prefix` + number (zero-padded to `digits`) + `suffix`: what a
 /// DASH `SegmentTemplate` with `$Number$` can name, and the same files HLS lists one by one.
-public struct SegmentNaming: Hashable, Sendable {
+public struct SegmentNaming: Codable, Hashable, Sendable {
     public var prefix: String
     /// Zero-padded width of the number; 0 or 1 for none.
     public var digits: Int
@@ -120,7 +120,7 @@ public struct SegmentNaming: Hashable, Sendable {
     /// The first segment's number.
     public var firstNumber: Int
 
-    public init(prefix: String = "seg_", digits: Int = 5, suffix: String = ".m4s", firstNumber: Int = 1) {
+    public init(prefix: String = "segment_", digits: Int = 5, suffix: String = ".m4s", firstNumber: Int = 1) {
         self.prefix = prefix
         self.digits = digits
         self.suffix = suffix
@@ -141,7 +141,7 @@ public struct SegmentNaming: Hashable, Sendable {
 }
 
 /// One CMAF media segment (a moof+mdat, or several, in one file).
-public struct MediaSegment: Hashable, Sendable {
+public struct MediaSegment: Codable, Hashable, Sendable {
     /// Ticks of the track's timescale.
     public var duration: Int64
     /// The file's size in bytes.
@@ -161,7 +161,7 @@ public struct MediaSegment: Hashable, Sendable {
 }
 
 /// `length` bytes starting at `offset` within a file (HLS `#EXT-X-BYTERANGE:length@offset`).
-public struct ByteRange: Hashable, Sendable {
+public struct ByteRange: Codable, Hashable, Sendable {
     public var offset: Int64
     public var length: Int64
 
