@@ -6,8 +6,7 @@ import TesseraTestSupport
 /// A real player: CMAF renditions served on loopback and played by headless Chromium through Media Source Extensions,
 /// each rung to the end and switching rung at every segment boundary. The fixtures are ffmpeg's own HLS/fMP4 ladders;
 /// the negative control (keyframes at other instants in one rung) proves that switching can fail.
-@Suite(.serialized, .enabled(if: MSEPlayer.shouldRun, "chromium is not installed: skipped (CI installs it and runs these)"))
-struct PlayerTests {
+@Suite(.serialized) struct PlayerTests {
     static let rate = 30
     static let seconds = 4
 
@@ -62,7 +61,7 @@ struct PlayerTests {
         }
     }
 
-    @Test func eachRungPlaysEveryFrameToTheEnd() throws {
+    @Test(.chromium) func eachRungPlaysEveryFrameToTheEnd() throws {
         let (folder, rungs) = try Self.aligned.get()
         for rung in rungs {
             let expected = try Self.frames(folder, rung)
@@ -84,7 +83,7 @@ struct PlayerTests {
         }
     }
 
-    @Test func switchingAtEverySegmentKeepsOneRange() throws {
+    @Test(.chromium) func switchingAtEverySegmentKeepsOneRange() throws {
         let (folder, rungs) = try Self.aligned.get()
         #expect(try Self.keyframeTimes(folder, rungs[0]) == Self.keyframeTimes(folder, rungs[1]), "the fixture's keyframes are aligned")
         let expected = try Self.frames(folder, rungs[0])
@@ -106,17 +105,41 @@ struct PlayerTests {
 
     /// The negative control: a rung whose keyframes fall elsewhere leaves gaps where it is switched to, and playback
     /// stalls at the first one.
-    @Test func misalignedKeyframesBreakSwitching() throws {
+    @Test(.chromium) func misalignedKeyframesBreakSwitching() throws {
         let (folder, rungs) = try Self.misaligned.get()
         #expect(try Self.keyframeTimes(folder, rungs[0]) != Self.keyframeTimes(folder, rungs[1]), "the fixture's keyframes differ")
         #expect(rungs[0].segments.count == rungs[1].segments.count, "as many segments, so only their instants differ")
         let expected = try Self.frames(folder, rungs[0])
         let report = try MSEPlayer.playSwitching(folder: folder, rungs: rungs)
         print("player: misaligned switching: \(report)")
-        #expect(report.error?.contains("stalled") == true, "\(report)")
+        #expect(report.error?.contains("stalled at") == true && report.error?.hasSuffix("before a gap") == true, "\(report)")
         #expect((report.bufferedAfterAppends?.count ?? 0) > 1, "gaps in the buffered ranges: \(report)")
         #expect(!report.ended)
         #expect(report.totalVideoFrames < expected)
+    }
+
+    /// A second negative control: a rung whose second segment lost its second half is refused at the append after it.
+    @Test(.chromium) func aTruncatedSegmentIsRefused() throws {
+        let (source, rungs) = try Self.aligned.get()
+        let folder = Fixtures.directory.appendingPathComponent("player-truncated")
+        try? FileManager.default.removeItem(at: folder)
+        let rung = rungs[0]
+        for path in [rung.initSegment] + rung.segments {
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent((path as NSString).deletingLastPathComponent),
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: source.appendingPathComponent(path), to: folder.appendingPathComponent(path))
+        }
+        let damaged = folder.appendingPathComponent(rung.segments[1])
+        let bytes = try Data(contentsOf: damaged)
+        try bytes.prefix(bytes.count / 2).write(to: damaged)
+
+        let report = try MSEPlayer.play(folder: folder, rung: rung)
+        print("player: truncated: \(report)")
+        // The parser waits for the rest of the cut box, so the refusal comes with the next segment's bytes.
+        let refused = [rung.segments[1], rung.segments[2]].map { "append of /\($0) failed" }
+        #expect(refused.contains { report.error?.hasPrefix("Error: \($0)") == true }, "\(report)")
+        #expect(!report.ended)
+        #expect(report.totalVideoFrames < Self.rate * Self.seconds)
     }
 
     @Test func switchingNeedsRungsOfEqualSegmentCount() throws {
@@ -127,4 +150,9 @@ struct PlayerTests {
             ($0 as? PlayerError)?.code == .plan
         }
     }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs where Chromium is installed, and always in CI (where a missing Chromium fails the test instead).
+    static var chromium: Self { .enabled(if: MSEPlayer.shouldRun, "chromium is not installed: skipped (CI installs it and runs these)") }
 }

@@ -20,10 +20,11 @@ package enum MSEPlayer {
         }
     }
 
-    /// The Chromium executable: `TESSERA_CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
+    /// The Chromium executable: `TESSERA_CHROMIUM` when set (nil when that is not an executable), else `chromium` or
+    /// `chromium-browser` on the PATH.
     package static var chromium: String? {
         let environment = ProcessInfo.processInfo.environment
-        if let path = environment["TESSERA_CHROMIUM"], !path.isEmpty { return path }
+        if let path = environment["TESSERA_CHROMIUM"], !path.isEmpty { return FileManager.default.isExecutableFile(atPath: path) ? path : nil }
         let directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         for name in ["chromium", "chromium-browser"] {
             for directory in directories {
@@ -86,7 +87,7 @@ package enum MSEPlayer {
 
     static func run(folder: URL, appends: [Append], timeout: Double) throws -> PlaybackReport {
         guard let chromium else {
-            throw PlayerError(.chromiumMissing, "chromium is not installed (apt-get install chromium, or set TESSERA_CHROMIUM)")
+            throw PlayerError(.chromiumMissing, "chromium is not installed (apt-get install chromium, or set TESSERA_CHROMIUM to it)")
         }
         for append in appends where !FileManager.default.fileExists(atPath: folder.appendingPathComponent(append.path).path) {
             throw PlayerError(.plan, "no file \(append.path) in \(folder.path)")
