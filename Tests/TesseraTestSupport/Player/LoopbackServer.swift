@@ -48,10 +48,11 @@ package final class LoopbackServer: Sendable {
     /// `http://127.0.0.1:PORT` + `path`.
     package func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    /// The body of the first POST to `path`, waiting up to `timeout` seconds for it; nil when none came.
-    package func waitForPost(to path: String, timeout: Double) -> Data? {
+    /// The body of the first POST to `path`, waiting up to `timeout` seconds for it, or until `abandon` holds; nil when
+    /// none came.
+    package func waitForPost(to path: String, timeout: Double, abandon: () -> Bool = { false }) -> Data? {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while Date() < deadline && !abandon() {
             if let body = site.posts.current[path] { return body }
             Thread.sleep(forTimeInterval: 0.05)
         }

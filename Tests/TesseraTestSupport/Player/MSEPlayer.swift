@@ -106,13 +106,15 @@ package enum MSEPlayer {
         let log = scratch.appendingPathComponent("chromium.log")
         let browser = try Browser(chromium, url: server.url("/_player/mse.html"), profile: scratch.appendingPathComponent("profile"), log: log)
         let started = Date()
-        let posted = server.waitForPost(to: "/_player/result", timeout: timeout)
+        let posted = server.waitForPost(to: "/_player/result", timeout: timeout) { !browser.process.isRunning }
         let wallSeconds = Date().timeIntervalSince(started)
+        let exited = browser.process.isRunning ? nil : browser.process.terminationStatus
         browser.stop()
 
         guard let posted else {
             let tail = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(15).joined(separator: "\n")
-            throw PlayerError(.noReport, "no playback report within \(Int(timeout)) s (requests: \(server.requests.suffix(5))); chromium log:\n\(tail)")
+            let why = exited.map { "chromium exited with status \($0) before reporting" } ?? "no playback report within \(Int(timeout)) s"
+            throw PlayerError(.noReport, "\(why) (last requests: \(server.requests.suffix(5))); chromium log:\n\(tail)")
         }
         var report = try JSONDecoder().decode(PlaybackReport.self, from: posted)
         report.wallSeconds = wallSeconds
