@@ -30,6 +30,21 @@ import TesseraTestSupport
     /// The second rung's keyframes every 1.2 s instead of 1 s: as many segments, at other instants.
     static let misaligned = Result { try ladder("misaligned", [("320x180", rate), ("640x360", rate * 6 / 5)]) }
 
+    /// A 320x180 video rung and an AAC rendition group (`video/`, `audio/`, `master.m3u8`), as ffmpeg's hls muxer lays them.
+    static let withAudio = Result { () throws -> (folder: URL, video: MSEPlayer.Rung, audio: MSEPlayer.Rung) in
+        let folder = Fixtures.directory.appendingPathComponent("player-audio")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=\(rate):duration=\(seconds)",
+                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)", "-map", "0:v", "-map", "1:a",
+                         "-c:v", "libx264", "-preset", "veryfast", "-g", "\(rate)", "-keyint_min", "\(rate)", "-sc_threshold", "0",
+                         "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_segment_type", "fmp4", "-hls_time", "1", "-hls_playlist_type", "vod",
+                         "-hls_fmp4_init_filename", "init.mp4", "-var_stream_map", "v:0,agroup:aud,name:video a:0,agroup:aud,name:audio",
+                         "-master_pl_name", "master.m3u8", "-hls_segment_filename", folder.appendingPathComponent("%v/seg%d.m4s").path,
+                         folder.appendingPathComponent("%v/index.m3u8").path])
+        return (folder, try .hls("video/index.m3u8", in: folder), try .hls("audio/index.m3u8", in: folder))
+    }
+
     /// The rung's media playlist (the fixtures keep it beside the init segment).
     static func playlist(_ folder: URL, _ rung: MSEPlayer.Rung) -> String {
         folder.appendingPathComponent((rung.initSegment as NSString).deletingLastPathComponent + "/index.m3u8").path
@@ -116,6 +131,25 @@ import TesseraTestSupport
         #expect((report.bufferedAfterAppends?.count ?? 0) > 1, "gaps in the buffered ranges: \(report)")
         #expect(!report.ended)
         #expect(report.totalVideoFrames < expected)
+    }
+
+    @Test(.chromium) func aRungWithItsAudioGroupPlaysToTheEnd() throws {
+        let (folder, video, audio) = try Self.withAudio.get()
+        // The codecs read from the init segments are those ffmpeg's muxer wrote into the master playlist.
+        let codecs = { (rung: MSEPlayer.Rung) in rung.mimeType.components(separatedBy: "codecs=\"").last?.dropLast() ?? "" }
+        let master = try String(contentsOf: folder.appendingPathComponent("master.m3u8"), encoding: .utf8)
+        #expect(master.lowercased().contains("codecs=\"\(codecs(video)),\(codecs(audio))\"".lowercased()), "\(video.mimeType), \(audio.mimeType)")
+        #expect(audio.mimeType == "audio/mp4; codecs=\"mp4a.40.2\"")
+
+        let expected = try Self.frames(folder, video)
+        let report = try MSEPlayer.play(folder: folder, rung: video, audio: audio)
+        print("player: with audio: \(report)")
+        #expect(report.error == nil, "\(report)")
+        #expect(report.appended == video.segments.count + audio.segments.count + 2)
+        #expect(report.audioBufferedAfterAppends?.count == 1, "gap-free audio: \(report)")
+        #expect(report.bufferedAfterAppends?.count == 1, "\(report)")
+        #expect(report.totalVideoFrames == expected, "every frame decoded: \(report)")
+        #expect(report.ended)
     }
 
     /// A second negative control: a rung whose second segment lost its second half is refused at the append after it.

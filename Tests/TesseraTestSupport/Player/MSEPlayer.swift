@@ -38,16 +38,20 @@ package enum MSEPlayer {
     /// Whether playback tests run: Chromium is here, or this is CI (where a missing Chromium must fail, not skip).
     package static var shouldRun: Bool { chromium != nil || ProcessInfo.processInfo.environment["CI"] != nil }
 
-    /// Appends `rung`'s init segment and every media segment, then plays to the end.
-    package static func play(folder: URL, rung: Rung, timeout: Double = 60) throws -> PlaybackReport {
-        let appends = [rung.initSegment] + rung.segments
-        return try run(folder: folder, appends: appends.map { Append(mimeType: rung.mimeType, path: $0) }, timeout: timeout)
+    /// Appends `rung`'s init segment and every media segment (and `audio`'s, to a SourceBuffer of its own, first), then
+    /// plays to the end.
+    package static func play(folder: URL, rung: Rung, audio: Rung? = nil, timeout: Double = 60) throws -> PlaybackReport {
+        try run(folder: folder, appends: whole(rung), audio: audio.map(whole) ?? [], timeout: timeout)
     }
 
     /// Switches rung at every segment boundary: segment i comes from rung i mod n, after that rung's init segment
     /// (and `changeType` when its codecs differ), then plays to the end.
-    package static func playSwitching(folder: URL, rungs: [Rung], timeout: Double = 60) throws -> PlaybackReport {
-        try run(folder: folder, appends: try switchingSchedule(rungs), timeout: timeout)
+    package static func playSwitching(folder: URL, rungs: [Rung], audio: Rung? = nil, timeout: Double = 60) throws -> PlaybackReport {
+        try run(folder: folder, appends: try switchingSchedule(rungs), audio: audio.map(whole) ?? [], timeout: timeout)
+    }
+
+    static func whole(_ rung: Rung) -> [Append] {
+        ([rung.initSegment] + rung.segments).map { Append(mimeType: rung.mimeType, path: $0) }
     }
 
     struct Append {
@@ -64,6 +68,7 @@ package enum MSEPlayer {
 
         var stallSeconds: Double
         var appends: [Append]
+        var audio: [Append]
     }
 
     static func switchingSchedule(_ rungs: [Rung]) throws -> [Append] {
@@ -85,15 +90,16 @@ package enum MSEPlayer {
     static let stallSeconds = 3.0
     static let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("mse.html")
 
-    static func run(folder: URL, appends: [Append], timeout: Double) throws -> PlaybackReport {
+    static func run(folder: URL, appends: [Append], audio: [Append], timeout: Double) throws -> PlaybackReport {
         guard let chromium else {
             throw PlayerError(.chromiumMissing, "chromium is not installed (apt-get install chromium, or set TESSERA_CHROMIUM to it)")
         }
-        for append in appends where !FileManager.default.fileExists(atPath: folder.appendingPathComponent(append.path).path) {
+        for append in appends + audio where !FileManager.default.fileExists(atPath: folder.appendingPathComponent(append.path).path) {
             throw PlayerError(.plan, "no file \(append.path) in \(folder.path)")
         }
-        let plan = Plan(stallSeconds: stallSeconds,
-                        appends: appends.map { .init(codecs: $0.mimeType, url: "/" + $0.path.split(separator: "/").map(escape).joined(separator: "/")) })
+        let url = { (path: String) in "/" + path.split(separator: "/").map(escape).joined(separator: "/") }
+        let plan = Plan(stallSeconds: stallSeconds, appends: appends.map { .init(codecs: $0.mimeType, url: url($0.path)) },
+                        audio: audio.map { .init(codecs: $0.mimeType, url: url($0.path)) })
         let server = try LoopbackServer(folder: folder, documents: [
             "/_player/mse.html": .init(contentType: "text/html; charset=utf-8", bytes: Array(try Data(contentsOf: page))),
             "/_player/plan.json": .init(contentType: "application/json", bytes: Array(try JSONEncoder().encode(plan))),

@@ -16,7 +16,9 @@ package struct PlaybackReport: Decodable, Sendable, CustomStringConvertible {
     package var supported: [String: Bool]
     /// The SourceBuffer's ranges after every append and `endOfStream` (nil when an append failed).
     package var bufferedAfterAppends: [ClosedRange<Double>]?
-    /// The video element's ranges when the report was made.
+    /// The audio SourceBuffer's ranges after its appends (nil without audio).
+    package var audioBufferedAfterAppends: [ClosedRange<Double>]?
+    /// The video element's ranges when the report was made (where every SourceBuffer has data).
     package var bufferedAtEnd: [ClosedRange<Double>]
     package var totalVideoFrames: Int
     package var droppedVideoFrames: Int
@@ -32,7 +34,7 @@ package struct PlaybackReport: Decodable, Sendable, CustomStringConvertible {
     package var wallSeconds: Double = 0
 
     enum CodingKeys: String, CodingKey {
-        case appended, error, supported, bufferedAfterAppends, bufferedAtEnd, totalVideoFrames, droppedVideoFrames
+        case appended, error, supported, bufferedAfterAppends, audioBufferedAfterAppends, bufferedAtEnd, totalVideoFrames, droppedVideoFrames
         case corruptedVideoFrames, currentTime, duration, ended, mediaError, seconds
     }
 
@@ -52,6 +54,7 @@ package struct PlaybackReport: Decodable, Sendable, CustomStringConvertible {
         error = try container.decodeIfPresent(String.self, forKey: .error)
         supported = try container.decode([String: Bool].self, forKey: .supported)
         bufferedAfterAppends = try ranges(.bufferedAfterAppends)
+        audioBufferedAfterAppends = try ranges(.audioBufferedAfterAppends)
         bufferedAtEnd = try ranges(.bufferedAtEnd) ?? []
         totalVideoFrames = try container.decode(Int.self, forKey: .totalVideoFrames)
         droppedVideoFrames = try container.decode(Int.self, forKey: .droppedVideoFrames)
@@ -68,7 +71,8 @@ package struct PlaybackReport: Decodable, Sendable, CustomStringConvertible {
             ranges.map { String(format: "[%.3f, %.3f]", $0.lowerBound, $0.upperBound) }.joined(separator: " ")
         }
         return "\(error.map { "error \"\($0)\", " } ?? "")appended \(appended), frames \(totalVideoFrames) (dropped \(droppedVideoFrames), "
-            + "corrupted \(corruptedVideoFrames)), buffered \(format(bufferedAfterAppends ?? [])), at end \(format(bufferedAtEnd)), "
+            + "corrupted \(corruptedVideoFrames)), buffered \(format(bufferedAfterAppends ?? []))"
+            + (audioBufferedAfterAppends.map { ", audio \(format($0))" } ?? "") + ", at end \(format(bufferedAtEnd)), "
             + String(format: "time %.3f of %.3f, ", currentTime, duration ?? .nan) + "ended \(ended ? "yes" : "no"), "
             + String(format: "%.1f s in the page, %.1f s in all", seconds, wallSeconds)
     }
