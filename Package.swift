@@ -100,8 +100,13 @@ let package = Package(
         // real processes, and `LocalTranscoder` (the engine in one process).
         .target(
             name: "TesseraTestSupport",
-            dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "FFmpegKit", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/TesseraTestSupport"
+            dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "FFmpegKit", .product(name: "Logging", package: "swift-log"),
+                           // The loopback HTTP server that feeds headless Chromium (Player/).
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Tests/TesseraTestSupport",
+            // The player page is read from the source tree at run time (MSEPlayer.page).
+            exclude: ["Player/mse.html"]
         ),
         // The media engine: probe, segment, encode, audio, stitch, verify (in process, and through `tessera transcode`).
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "FFmpegKit"]),
