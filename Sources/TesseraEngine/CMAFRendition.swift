@@ -40,17 +40,6 @@ public struct CMAFSegment: Codable, Hashable, Sendable {
     public var iFrame: ByteRange?
 }
 
-/// `length` bytes from `offset` in a file (`#EXT-X-BYTERANGE:<length>@<offset>`).
-public struct ByteRange: Codable, Hashable, Sendable {
-    public var offset: Int
-    public var length: Int
-
-    public init(offset: Int, length: Int) {
-        self.offset = offset
-        self.length = length
-    }
-}
-
 /// The one origin subtracted from every timestamp of every rendition (video and audio alike), so that they
 /// share a timeline starting at 0: the earliest decode time of either stream.
 public struct CMAFTimeline: Codable, Hashable, Sendable {

@@ -98,7 +98,8 @@ public enum CMAFWriter {
                 firstPTS: tb.rescale(current.minPTS - timeline.videoOrigin, to: trackTB),
                 lastPTS: tb.rescale(current.maxPTS - timeline.videoOrigin, to: trackTB),
                 decodeTicks: Int64(track.baseDecodeTime ?? 0),
-                iFrame: ByteRange(offset: layout.moofOffset, length: track.firstSampleOffset + track.firstSampleSize - layout.moofOffset)))
+                iFrame: ByteRange(offset: Int64(layout.moofOffset),
+                                  length: Int64(track.firstSampleOffset + track.firstSampleSize - layout.moofOffset))))
             current = SegmentSpan()
         }
 

@@ -78,10 +78,11 @@ import TesseraTestSupport
             // The I-frame byte range: a moof, through the end of the IDR's bytes (those of the source's IDR at the cut).
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: video.path(of: segment))))
             let range = try #require(segment.iFrame)
-            #expect(String(decoding: bytes[range.offset + 4..<range.offset + 8], as: UTF8.self) == "moof")
-            #expect(range.offset + range.length <= bytes.count)
+            let (offset, end) = (Int(range.offset), Int(range.offset + range.length))
+            #expect(String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self) == "moof")
+            #expect(end <= bytes.count)
             let idr = try #require(source.packets.first { $0.pts == (index == 0 ? source.packets[0].pts : cuts[0]) })
-            #expect(Array(bytes[range.offset + range.length - idr.data.count..<range.offset + range.length]) == idr.data)
+            #expect(Array(bytes[end - idr.data.count..<end]) == idr.data)
         }
         for (index, segment) in sound.segments.enumerated() {
             #expect(try Self.decodes(try Self.joined(sound, [segment], name: "audio-\(index).mp4")) == "")
