@@ -354,9 +354,11 @@ public final class JobStore {
                 lease_token = replace(gen_random_uuid()::text, '-', '')
             FROM numbered
             WHERE s.job_id = numbered.job_id AND s.index = numbered.index
-            RETURNING s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count, s.attempts, s.lease_token
+            RETURNING numbered.slot, s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count,
+                s.attempts, s.lease_token
             """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit), coordinator])
-        return rows.all.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
+        // RETURNING follows the update's own order, not the slots': put the leases back in slot order.
+        return rows.all.sorted { ($0.int("slot") ?? 0) < ($1.int("slot") ?? 0) }.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
 
     /// A finished segment to record with `complete(_:)`.
