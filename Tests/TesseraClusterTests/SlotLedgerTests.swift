@@ -31,6 +31,17 @@ struct SlotLedgerTests {
         #expect(replacementEnds == .freed && ledger.used == 0 && ledger.overGives == 0)
     }
 
+    @Test func aReplacementReplacedAgainPassesTheOneSlotOn() throws {
+        var ledger = SlotLedger(capacity: 1)
+        let first = try held(ledger.take())
+        let second = try held(ledger.take(replacing: first))
+        let third = try held(ledger.take(replacing: second))
+        let firstEnds = ledger.give(first), secondEnds = ledger.give(second)
+        #expect(firstEnds == .handedOver && secondEnds == .handedOver && ledger.used == 1)
+        let thirdEnds = ledger.give(third)
+        #expect(thirdEnds == .freed && ledger.used == 0 && ledger.overGives == 0)
+    }
+
     @Test func aReplacementTakesNoSecondSlotWhenOneIsFree() throws {
         var ledger = SlotLedger(capacity: 2)
         let replaced = try held(ledger.take())
