@@ -57,22 +57,3 @@ enum CoordinatorEndpoints {
         return addresses
     }
 }
-
-/// A worker's slots, shared by its sessions (one per coordinator).
-final class SlotPool: Sendable {
-    let capacity: Int
-    private let used = Locked(0)
-
-    init(_ capacity: Int) { self.capacity = capacity }
-
-    /// Takes a slot; false when all are taken.
-    func take() -> Bool {
-        used.withValue { n in
-            guard n < capacity else { return false }
-            n += 1
-            return true
-        }
-    }
-
-    func give() { used.withValue { $0 = max($0 - 1, 0) } }
-}

@@ -15,8 +15,8 @@ final class WorkerSession {
     let pool: SlotPool
     let logger: Logger
     let outbox = WorkerOutbox()
-    /// Tasks being encoded or whose answer is not yet sent: each one's lease token and cancellation flag.
-    private(set) var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag)] = [:]
+    /// Tasks being encoded or whose answer is not yet sent: each one's lease token, cancellation flag and slot.
+    private(set) var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag, slot: SlotLedger.Slot)] = [:]
     var heardFromCoordinator = false
     /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
     var handshakeProblem: (text: String, logged: Date)?
@@ -162,15 +162,15 @@ final class WorkerSession {
             switch message {
             case .task(let header, _):
                 // Beyond its slots (encodes running, for every coordinator it serves) a worker takes nothing:
-                // the coordinator gets the lease back at once. The same segment again replaces its encode.
-                let replacing = inFlight[header.segment] != nil
-                guard pool.take() || replacing else {
+                // the coordinator gets the lease back at once. The same segment again replaces its encode and
+                // takes over its slot (a free one if that encode already ended).
+                guard let slot = pool.take(replacing: inFlight[header.segment]?.slot) else {
                     guard try deliver(.busy(.init(segment: header.segment, token: header.token)), socket) else { return .coordinatorSilent }
                     logger.warning("refused a task beyond this worker's slots", metadata: ["job.id": "\(header.segment.jobID)",
                                                                                           "segment.index": "\(header.segment.index)"])
                     continue
                 }
-                start(header, frames[1])
+                start(header, frames[1], slot: slot)
             case .cancel(let jobID):
                 for (ref, task) in inFlight where ref.jobID == jobID { task.flag.cancel() }
             case .heartbeat, .ready, .result, .failure, .bye, .busy, .progress:
@@ -189,13 +189,14 @@ final class WorkerSession {
         }
     }
 
-    /// Encodes on a dedicated thread; the result goes to the outbox for the socket's thread to send.
-    func start(_ header: ClusterMessage.TaskHeader, _ payload: ReceivedFrame) {
+    /// Encodes on a dedicated thread, holding `slot` until the encode ends; the result goes to the outbox for
+    /// the socket's thread to send.
+    func start(_ header: ClusterMessage.TaskHeader, _ payload: ReceivedFrame, slot: SlotLedger.Slot) {
         let ref = header.segment
         // The same segment again (a second attempt): the first encode gives way.
         inFlight[ref]?.flag.cancel()
         let flag = CancellationFlag()
-        inFlight[ref] = (header.token, flag)
+        inFlight[ref] = (header.token, flag, slot)
         let outbox = self.outbox, pool = self.pool
         let logger = self.logger
         let threads = options.threads
@@ -228,8 +229,11 @@ final class WorkerSession {
             WorkerMetrics.encodeEnded(message)
             // A slot is an encode: it is free once the answer is ready, even while the answer waits for its
             // coordinator (one that is gone must not hold the slots other coordinators' tasks need). Freed
-            // before the answer goes, so a task sent in reply to it finds the slot free.
-            pool.give()
+            // before the answer goes, so a task sent in reply to it finds the slot free. A replaced encode's
+            // slot went to its replacement, which frees it when it ends.
+            if pool.give(slot) == .overGive {
+                logger.error("gave back a slot not held", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)"])
+            }
             outbox.post(message)
         }
     }
