@@ -134,7 +134,7 @@ import TesseraTestSupport
         /// A STREAM-INF attribute's value: attributes split at commas outside quoted strings.
         func attribute(_ name: String, _ line: String) -> Double? {
             var pairs: [String] = [""], quoted = false
-            for character in line.drop { $0 != ":" }.dropFirst() {
+            for character in line.drop(while: { $0 != ":" }).dropFirst() {
                 if character == "\"" { quoted.toggle() }
                 if character == ",", !quoted { pairs.append("") } else { pairs[pairs.count - 1].append(character) }
             }
@@ -226,5 +226,28 @@ import TesseraTestSupport
         let presentation = try PackagedPresentation(cmafRungs: [rung], root: package.folder.path)
         #expect(presentation.video[0].decoderConfiguration == sps)
         #expect(try CodecString.avc(presentation.video[0].decoderConfiguration) == CodecString.avc(avcC))
+    }
+
+    /// A rung cut elsewhere is refused by the manifest writers' alignment check; a segment that does not start where
+    /// the one before ends is refused by the mapping (one S@t could not place it).
+    @Test func misplacedSegmentsAreRefused() throws {
+        let package = try Self.package.get()
+        let scratch = package.folder.appendingPathComponent("refused")
+        var moved = package.ladder.rungs[1]
+        moved.segments[0].durationTicks += 512
+        moved.segments[1].startTicks += 512
+        moved.segments[1].durationTicks -= 512
+        let rungs = [CMAFRung(name: "180p", rendition: package.ladder.rungs[0], video: package.ladder.videos[0]),
+                     CMAFRung(name: "90p", rendition: moved, video: package.ladder.videos[1])]
+        let presentation = try PackagedPresentation(cmafRungs: rungs, root: package.folder.path)
+        #expect { try StreamingPackage.write(presentation, to: scratch.path) } throws: {
+            ($0 as? StreamingPackageError)?.packaging?.code == .misalignedSegment
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path), "nothing written")
+        var gap = package.ladder.rungs[1]
+        gap.segments[1].startTicks += 512
+        #expect { try PackagedPresentation(cmafRungs: [CMAFRung(name: "90p", rendition: gap, video: package.ladder.videos[1])], root: package.folder.path) } throws: {
+            ($0 as? StreamingPackageError)?.code == .layout
+        }
     }
 }
