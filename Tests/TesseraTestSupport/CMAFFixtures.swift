@@ -78,6 +78,11 @@ package enum CMAFFixtures {
         package var audio: CMAFRendition?
         /// The cut times, in seconds from the source's first frame.
         package var cutSeconds: [Double]
+        /// Each rung's encoded clip and its video stream as the writer took it (same order as `rungs`).
+        package var clips: [String] = []
+        package var videos: [CMAFWriter.Video] = []
+        /// The AAC track the audio rendition was written from.
+        package var audioTrack: AudioTrack?
     }
 
     /// Encodes a `seconds`-long testsrc2 clip with a 440 Hz tone at 30 fps for each height in `heights`
@@ -91,6 +96,8 @@ package enum CMAFFixtures {
         var audioRendition: CMAFRendition?
         var cuts: [Int64] = []
         var timeline: CMAFTimeline?
+        var clips: [String] = [], videos: [CMAFWriter.Video] = []
+        var audioTrack: AudioTrack?
         for height in heights {
             let width = (height * 16 / 9 + 1) / 2 * 2
             let inputs = ["-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=\(rate)"]
@@ -100,6 +107,8 @@ package enum CMAFFixtures {
                 "-g", "\(rate * keyframeSeconds)", "-keyint_min", "\(rate * keyframeSeconds)", "-sc_threshold", "0",
             ] + (audio ? ["-c:a", "aac", "-shortest"] : []))
             let source = try CMAFSource(path: clip)
+            clips.append(clip)
+            videos.append(source.video)
             let tb = source.video.timeBase
             let firstPTS = source.packets.compactMap(\.pts).min()!
             if timeline == nil {
@@ -109,9 +118,11 @@ package enum CMAFFixtures {
             rungs.append(try source.writeVideo(cuts: cuts, to: directory + "/rung_\(height)", timeline: timeline))
             if audioRendition == nil, let track = source.audio {
                 audioRendition = try CMAFWriter.writeAudio(track, cuts: cuts, timeline: timeline!, to: directory + "/audio")
+                audioTrack = track
             }
         }
         return Ladder(directory: directory, rungs: rungs, audio: audioRendition,
-                      cutSeconds: stride(from: segmentSeconds, to: seconds, by: segmentSeconds).map(Double.init))
+                      cutSeconds: stride(from: segmentSeconds, to: seconds, by: segmentSeconds).map(Double.init),
+                      clips: clips, videos: videos, audioTrack: audioTrack)
     }
 }
