@@ -82,7 +82,6 @@ import TesseraTestSupport
             let expected = try Self.frames(folder, rung)
             #expect(expected == Self.rate * Self.seconds)
             let report = try MSEPlayer.play(folder: folder, rung: rung)
-            print("player: \(rung.name): \(report)")
             #expect(report.supported[rung.mimeType] == true, "\(rung.mimeType) in MSE")
             #expect(report.error == nil, "\(rung.name): \(report)")
             #expect(report.appended == rung.segments.count + 1)
@@ -104,7 +103,6 @@ import TesseraTestSupport
         let expected = try Self.frames(folder, rungs[0])
         let single = try MSEPlayer.play(folder: folder, rung: rungs[0])
         let report = try MSEPlayer.playSwitching(folder: folder, rungs: rungs)
-        print("player: switching: \(report)")
         #expect(report.error == nil, "\(report)")
         #expect(report.appended == 2 * rungs[0].segments.count, "an init before every segment")
         let buffered = try #require(report.bufferedAfterAppends)
@@ -126,7 +124,6 @@ import TesseraTestSupport
         #expect(rungs[0].segments.count == rungs[1].segments.count, "as many segments, so only their instants differ")
         let expected = try Self.frames(folder, rungs[0])
         let report = try MSEPlayer.playSwitching(folder: folder, rungs: rungs)
-        print("player: misaligned switching: \(report)")
         #expect(report.error?.contains("stalled at") == true && report.error?.hasSuffix("before a gap") == true, "\(report)")
         #expect((report.bufferedAfterAppends?.count ?? 0) > 1, "gaps in the buffered ranges: \(report)")
         #expect(!report.ended)
@@ -143,7 +140,6 @@ import TesseraTestSupport
 
         let expected = try Self.frames(folder, video)
         let report = try MSEPlayer.play(folder: folder, rung: video, audio: audio)
-        print("player: with audio: \(report)")
         #expect(report.error == nil, "\(report)")
         #expect(report.appended == video.segments.count + audio.segments.count + 2)
         #expect(report.audioBufferedAfterAppends?.count == 1, "gap-free audio: \(report)")
@@ -168,7 +164,6 @@ import TesseraTestSupport
         try bytes.prefix(bytes.count / 2).write(to: damaged)
 
         let report = try MSEPlayer.play(folder: folder, rung: rung)
-        print("player: truncated: \(report)")
         // The parser waits for the rest of the cut box, so the refusal comes with the next segment's bytes.
         let refused = [rung.segments[1], rung.segments[2]].map { "append of /\($0) failed" }
         #expect(refused.contains { report.error?.hasPrefix("Error: \($0)") == true }, "\(report)")

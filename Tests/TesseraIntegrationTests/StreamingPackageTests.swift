@@ -159,7 +159,6 @@ import TesseraTestSupport
         let package = try Self.package.get()
         for (rung, written) in zip(try Self.rungs(package), package.ladder.rungs) {
             let report = try MSEPlayer.play(folder: package.folder, rung: rung)
-            print("streaming package: \(rung.name): \(report)")
             #expect(report.supported[rung.mimeType] == true, "\(rung.mimeType) in MSE")
             let range = try Self.expectPlayedWhole(report, appends: rung.segments.count + 1, rung.name)
             #expect(abs(range.upperBound - range.lowerBound - Double(Self.seconds)) < 1.0 / 60, "the range spans every frame: \(report)")
@@ -176,7 +175,6 @@ import TesseraTestSupport
         #expect(rungs[0].segments.count == 3)
         let single = try MSEPlayer.play(folder: package.folder, rung: rungs[0])
         let report = try MSEPlayer.playSwitching(folder: package.folder, rungs: rungs)
-        print("streaming package: switching: \(report)")
         let range = try Self.expectPlayedWhole(report, appends: 2 * rungs[0].segments.count, "switching (an init before every segment)")
         let whole = try #require(single.bufferedAfterAppends?.first)
         #expect(abs(range.lowerBound - whole.lowerBound) < 0.001 && abs(range.upperBound - whole.upperBound) < 0.001,
@@ -193,7 +191,6 @@ import TesseraTestSupport
         #expect(audio.mimeType == "audio/mp4; codecs=\"mp4a.40.2\"")
         let video = try Self.rungs(package)[0]
         let report = try MSEPlayer.play(folder: package.folder, rung: video, audio: audio)
-        print("streaming package: with audio: \(report)")
         _ = try Self.expectPlayedWhole(report, appends: video.segments.count + audio.segments.count + 2, "with audio")
         #expect(report.audioBufferedAfterAppends?.count == 1, "gap-free audio: \(report)")
         // Chromium buffers the audio from its tfdt, the MPD's S@t and the writer's first segment start.
