@@ -47,11 +47,11 @@ extension Coordinator {
             // A two-pass job whose bits are allocated is in its second pass.
             if plan.settings.twoPass { plan.secondPass = try store.secondPass(id) }
             // The job's headers come from its settings, on this coordinator's libx264; results must match.
-            let headers = try SegmentEncoder.headers(plan.output, plan.settings)
+            let headers = try plan.encoderHeaders()
             var done: Set<Int> = []
             _ = try store.referenceExtradata(id, proposing: headers.hexString)
             if planNew {
-                guard try store.addSegments(id, plan.cuts.segments, framePixels: Int(plan.output.width) * Int(plan.output.height)) else {
+                guard try store.addSegments(id, plan.cuts.segments, framePixels: plan.framePixels) else {
                     events.withValue { $0.append(.released(id)) }
                     return
                 }

@@ -59,6 +59,9 @@ public struct CutPlan: Codable, Hashable, Sendable {
     /// changes that forecast came from; nil when a segment length was asked for.
     public var forecastKeyframes: [Int64]?
     public var sceneChanges: [Int64]?
+    /// A ladder job's packaging cuts (pts, the first frame excluded): every rung has an IDR at each, the plan's
+    /// segment starts among them; nil for a single output.
+    public var packagingCuts: [Int64]?
 
     public var durationSeconds: Double { timeBase.seconds(endPTS - firstPTS) }
     /// Extra decode work from pre-roll, as a share of the frames encoded.

@@ -6,16 +6,19 @@ public struct JobSpec: Codable, Hashable, Sendable {
     /// Segment length as asked for (`--segment-seconds`); nil: cut where a whole-file encode puts IDR frames.
     public var segmentSeconds: Double?
     public var picture: PictureSettings
+    /// A rendition ladder and its packaging; nil: one output.
+    public var ladder: LadderSpec?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
-                picture: PictureSettings = PictureSettings()) {
+                picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil) {
         self.settings = settings
         self.audio = audio
         self.segmentSeconds = segmentSeconds
         self.picture = picture
+        self.ladder = ladder
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -24,6 +27,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         audio = try c.decode(AudioSettings.self, forKey: .audio)
         segmentSeconds = try c.decodeIfPresent(Double.self, forKey: .segmentSeconds)
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
+        ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

@@ -22,6 +22,8 @@ public struct JobPlan: Sendable {
     public var inputIdentity: InputIdentity?
     /// A two-pass job's second pass, by segment, once its bits are allocated; nil: its first pass runs.
     public var secondPass: [Int: PassInput]?
+    /// A ladder job's rungs; `output` and `settings` are then its first rung's.
+    public var ladder: PlannedLadder?
 
     public var inputPath: String { probe.path }
 
@@ -63,7 +65,8 @@ public struct JobPlan: Sendable {
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
                     output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), pass: pass(of: segment),
-                    sceneCuts: sceneCuts(of: segment), packets: packets)
+                    sceneCuts: sceneCuts(of: segment), rungs: ladder?.rungs, forcedKeyframes: forcedKeyframes(of: segment),
+                    packets: packets)
     }
 
     /// False for a segment that starts where the whole-file encode puts no IDR (an extra cut) and holds none of
@@ -122,6 +125,8 @@ public struct JobOptions: Sendable {
     /// The cluster's load when the job is planned (see `SegmentationRule`); nil: plan as if it were idle.
     public var load: ClusterLoad?
     public var segmentation = SegmentationRule()
+    /// A rendition ladder to make instead of one output.
+    public var ladder: LadderSpec?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(),
                 picture: PictureSettings = PictureSettings(), segmentSeconds: Double? = nil, workers: Int = 1,
@@ -138,6 +143,7 @@ public struct JobOptions: Sendable {
     public init(spec: JobSpec, workers: Int = 1) {
         self.init(settings: spec.settings, audio: spec.audio, picture: spec.picture, segmentSeconds: spec.segmentSeconds,
                   workers: workers)
+        ladder = spec.ladder
     }
 }
 
@@ -183,6 +189,15 @@ public enum JobPlanner {
         }
         var probe = probe
         probe.sceneAnalysisSeconds = 0
+        if let spec = options.ladder {
+            // Every rung cuts on one grid; libx264 places its own scene cuts inside each segment.
+            let ladder = try planLadder(spec, probe: probe, picture: options.picture, settings: settings, sourceRate: sourceRate)
+            var plan = JobPlan(jobID: jobID, probe: probe, cuts: planner.planOnGrid(seconds: spec.segmentSeconds, planOptions),
+                               output: ladder.rungs[0].output, settings: ladder.rungs[0].settings,
+                               audio: try audioPlan(probe, options.audio))
+            plan.ladder = ladder
+            return plan
+        }
         // One segment has no cut to place: no scene analysis.
         if planOptions.segmentSeconds == nil, planOptions.detectsScenes, planOptions.segmentation?.count != 1 {
             if probe.decodedScenes == nil {

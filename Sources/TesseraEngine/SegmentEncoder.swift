@@ -96,55 +96,24 @@ public enum SegmentEncoder {
             let output = header.output
             let decoder = try Decoder(parameters: header.codec, timeBase: header.timeBase)
             _ = FFmpeg.deterministicAllocations   // before libx264 allocates anything
-            let encoder = try Encoder(video: encoderConfig(output, header.settings, pass: pass, statsPath: statsPath,
-                                                                   sceneCuts: header.sceneCuts))
-            let picture = try PicturePipeline(output)
             let ticks = output.outputTicks(start: segment.startPTS, end: segment.endPTS, sourceTimeBase: header.timeBase)
             let resamples = output.resamplesFrameRate == true
             // Frames past the end shown to the encoder only (not when resampling: there it sees ticks).
             // Nor in two passes: libx264's second pass takes exactly the first pass's frames.
             let runOut = resamples || pass != nil ? nil : header.runOut
-            let leadIn = header.leadIn ?? 0
+            // One lane per output: a ladder's rungs share the decode, each scales and encodes on its own.
+            let outputs = header.rungs ?? [.init(output: output, settings: header.settings)]
+            var lanes: [EncoderLane] = []
+            for rung in outputs {
+                lanes.append(try EncoderLane(rung.output, config: encoderConfig(rung.output, rung.settings, pass: pass, statsPath: statsPath,
+                                                                                 sceneCuts: header.sceneCuts),
+                                             ticks: ticks, leadIn: header.leadIn ?? 0, forced: Set(header.forcedKeyframes ?? []),
+                                             stopsAtLastKept: runOut != nil, segment: segment.index, sourceTimeBase: header.timeBase))
+            }
             let frame = Frame()
-            let encoded = Packet()
-            var kept = 0, decoded = 0, sent = 0
+            var kept = 0, decoded = 0
             var lastPTS = Int64.min
-            var out: [MediaPacket] = []
-            out.reserveCapacity(ticks.count)
-            // Constant frame rate: the frame on screen, and the next output tick to fill.
-            var held: Frame?
-            var nextTick = ticks.lowerBound
-            var flushing = false
 
-            func drainEncoder() throws {
-                // With a run-out, the flush stops at the last kept packet: run-out frames are never encoded.
-                while !(flushing && runOut != nil && out.count == sent), try encoder.receive(encoded) == .ready {
-                    // Lead-in packets (before the first tick) and run-out ones (past the last) are dropped.
-                    if ticks.contains(encoded.pts ?? .min) { out.append(encoded.mediaPacket) }
-                    encoded.unref()
-                }
-            }
-            func send(_ picture: Frame, pts: Int64, kept: Bool = true) throws {
-                picture.pts = pts
-                // After a lead-in, the first kept frame is an IDR: nothing kept refers to a lead-in frame.
-                let forced = kept && sent == 0 && leadIn > 0
-                if forced { picture.forceIntraPicture() }
-                if kept { sent += 1 }
-                while try encoder.send(picture) == .needsInput { try drainEncoder() }
-                try drainEncoder()
-                // A held frame is sent again for later ticks.
-                if forced { picture.clearPictureType() }
-            }
-            /// Shows the held frame at every tick before the source instant `until`.
-            func fillTicks(until: Int64) throws {
-                let limit = min(ticks.upperBound, header.timeBase.rescaleUp(until, to: output.timeBase))
-                guard nextTick < limit else { return }
-                guard let held else { throw TesseraError(.segment, segment: segment.index, "no frame to show at tick \(nextTick)") }
-                while nextTick < limit {
-                    try send(held, pts: nextTick)
-                    nextTick += 1
-                }
-            }
             func drainDecoder() throws {
                 do {
                     while try decoder.receive(frame) == .ready {
@@ -153,9 +122,7 @@ public enum SegmentEncoder {
                         guard let pts = frame.pts, pts >= segment.startPTS else { continue }
                         if pts >= segment.endPTS {
                             guard let runOut, pts < runOut.endPTS else { continue }
-                            let ready = try picture.prepare(frame)
-                            ready.clearPictureType()
-                            try send(ready, pts: pts, kept: false)
+                            for lane in lanes { try lane.showRunOut(frame, pts: pts) }
                             continue
                         }
                         guard pts > lastPTS else {
@@ -164,16 +131,9 @@ public enum SegmentEncoder {
                         lastPTS = pts
                         kept += 1
                         progress(kept)
-                        let ready = try picture.prepare(frame)
-                        ready.clearPictureType()
                         // The last kept frame ends its mini-GOP, so nothing kept refers to a run-out frame.
-                        if runOut != nil, kept == segment.frameCount { ready.forcePredictedPicture() }
-                        if resamples {
-                            try fillTicks(until: pts)
-                            held = try Frame.reference(to: ready)
-                        } else {
-                            try send(ready, pts: pts)
-                        }
+                        let endsGOP = runOut != nil && kept == segment.frameCount
+                        for lane in lanes { try lane.keep(frame, pts: pts, endsGOP: endsGOP, resamples: resamples) }
                     }
                 } catch let error as TesseraError {
                     throw error
@@ -182,14 +142,7 @@ public enum SegmentEncoder {
                 }
             }
 
-            // The lead-in: flat frames one frame apart, ending just before the first tick.
-            if leadIn > 0 {
-                let grey = try Frame.midGrey(width: Int(output.width), height: Int(output.height), pixelFormat: output.pixelFormat)
-                let step = output.frameDuration
-                for n in 0..<leadIn {
-                    try send(grey, pts: ticks.lowerBound - Int64(leadIn - n) * step, kept: false)
-                }
-            }
+            for lane in lanes { try lane.sendLeadIn() }
             for media in task.packets {
                 if cancelled() { throw TesseraError.canceled }
                 let packet = try Packet(media)
@@ -198,25 +151,35 @@ public enum SegmentEncoder {
             }
             _ = try decoder.send(nil)
             try drainDecoder()
-            if resamples { try fillTicks(until: segment.endPTS) }
             // Flush: the delayed frames come out only now.
-            flushing = true
-            _ = try encoder.send(nil)
-            try drainEncoder()
+            for lane in lanes { try lane.finish(resamples: resamples, until: segment.endPTS) }
 
             guard kept == segment.frameCount else {
                 throw TesseraError(.segment, segment: segment.index, "decoded \(kept) frames in its range, the plan has \(segment.frameCount) (source damaged?)")
             }
-            if resamples, sent != ticks.count {
-                throw TesseraError(.segment, segment: segment.index, "sent \(sent) frames for the \(ticks.count) ticks of its span")
+            for lane in lanes {
+                if resamples, lane.sent != ticks.count {
+                    throw TesseraError(.segment, segment: segment.index, "sent \(lane.sent) frames for the \(ticks.count) ticks of its span")
+                }
+                guard lane.out.count == lane.sent else {
+                    throw TesseraError(.segment, segment: segment.index, "encoder returned \(lane.out.count) packets for \(lane.sent) frames")
+                }
+                assignDurations(&lane.out, endPTS: ticks.upperBound)
             }
-            guard out.count == sent else {
-                throw TesseraError(.segment, segment: segment.index, "encoder returned \(out.count) packets for \(sent) frames")
+            let seconds = Date().timeIntervalSince(started)
+            guard header.rungs != nil else {
+                return EncodedSegment(jobID: header.jobID, index: segment.index, timeBase: output.timeBase,
+                                      extradata: lanes[0].extradata, frameCount: lanes[0].sent, decodedFrames: decoded,
+                                      encodeSeconds: seconds, packets: lanes[0].out)
             }
-            assignDurations(&out, endPTS: ticks.upperBound)
+            guard lanes.allSatisfy({ $0.sent == lanes[0].sent }) else {
+                throw TesseraError(.segment, segment: segment.index, "rungs were given \(lanes.map(\.sent)) frames")
+            }
+            let headers = lanes.map(\.extradata)
             return EncodedSegment(jobID: header.jobID, index: segment.index, timeBase: output.timeBase,
-                                  extradata: encoder.extradata, frameCount: sent, decodedFrames: decoded,
-                                  encodeSeconds: Date().timeIntervalSince(started), packets: out)
+                                  extradata: EncodedSegment.RungHeaders.combined(headers), frameCount: lanes[0].sent,
+                                  decodedFrames: decoded, encodeSeconds: seconds,
+                                  rungs: headers.map { EncodedSegment.RungHeaders(extradata: $0) }, packets: lanes.flatMap(\.out))
         } catch let error as TesseraError {
             throw error
         } catch {

@@ -14,15 +14,47 @@ public struct EncodedSegment: BlobPayload {
         public var encodeSeconds: Double
         /// A first pass's statistics, in place of packets (a two-pass job's first pass).
         public var firstPass: FirstPassOutput?
+        /// A ladder task's rungs, in the task's order: rung `r`'s packets are the `r`-th run of `frameCount`
+        /// packets, and `extradata` is `RungHeaders.combined` of theirs. Nil: one output.
+        public var rungs: [RungHeaders]?
     }
+
+    /// One rung's encoder headers (SPS/PPS).
+    public struct RungHeaders: Codable, Hashable, Sendable {
+        @HexBytes public var extradata: [UInt8]
+
+        public init(extradata: [UInt8]) { self.extradata = extradata }
+
+        /// Every rung's headers in one byte string, each after its length (4 bytes, little-endian): what a ladder
+        /// job's results are compared by, as a single output's by its SPS/PPS.
+        public static func combined(_ headers: [[UInt8]]) -> [UInt8] {
+            headers.flatMap { bytes in withUnsafeBytes(of: UInt32(bytes.count).littleEndian, Array.init) + bytes }
+        }
+    }
+
+    /// Rung `r` of a ladder result as a single output's result: its headers and its packets.
+    public func rung(_ r: Int) -> EncodedSegment {
+        guard let rungs = header.rungs else { return self }
+        var one = self
+        one.header.rungs = nil
+        one.header.extradata = rungs[r].extradata
+        let count = header.frameCount
+        one.packets = Array(packets[(r * count)..<((r + 1) * count)])
+        return one
+    }
+
+    /// How many outputs the result holds.
+    public var rungCount: Int { header.rungs?.count ?? 1 }
 
     public var header: Header
     public var packets: [MediaPacket]
 
     public init(jobID: String, index: Int, timeBase: Rational, extradata: [UInt8], frameCount: Int,
-                decodedFrames: Int, encodeSeconds: Double, firstPass: FirstPassOutput? = nil, packets: [MediaPacket]) {
+                decodedFrames: Int, encodeSeconds: Double, firstPass: FirstPassOutput? = nil, rungs: [RungHeaders]? = nil,
+                packets: [MediaPacket]) {
         header = Header(jobID: jobID, index: index, timeBase: timeBase, extradata: extradata,
-                        frameCount: frameCount, decodedFrames: decodedFrames, encodeSeconds: encodeSeconds, firstPass: firstPass)
+                        frameCount: frameCount, decodedFrames: decodedFrames, encodeSeconds: encodeSeconds, firstPass: firstPass,
+                        rungs: rungs)
         self.packets = packets
     }
 
@@ -34,7 +66,14 @@ public struct EncodedSegment: BlobPayload {
 
     static func validate(_ header: Header, packets: Int) throws(PayloadError) {
         guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
-        guard packets == (header.firstPass == nil ? header.frameCount : 0) else { throw .badHeader("\(packets) packets for \(header.frameCount) frames") }
+        let outputs = header.rungs?.count ?? 1
+        guard (1...Ladder.maximumRungs).contains(outputs) else { throw .badHeader("\(outputs) rungs") }
+        if let rungs = header.rungs, header.firstPass != nil || header.extradata != RungHeaders.combined(rungs.map(\.extradata)) {
+            throw .badHeader("rung headers do not match the result's")
+        }
+        guard packets == (header.firstPass == nil ? header.frameCount * outputs : 0) else {
+            throw .badHeader("\(packets) packets for \(header.frameCount) frames in \(outputs) output\(outputs == 1 ? "" : "s")")
+        }
     }
 
     /// A serialized result's header and checksum, after every check `init(serialized:)` makes, without

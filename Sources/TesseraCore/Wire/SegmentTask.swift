@@ -19,6 +19,22 @@ public struct SegmentTask: BlobPayload {
         public var pass: PassInput?
         /// False: the encoder makes no IDR of its own, scene detection off (`JobPlan.sceneCuts(of:)`); nil: libx264's.
         public var sceneCuts: Bool?
+        /// A ladder job's rungs, the first being `output` and `settings`: each kept frame is scaled and encoded
+        /// once per rung; nil: one output.
+        public var rungs: [RungEncoding]?
+        /// Output ticks where every rung must make an IDR (a ladder's packaging cuts inside the segment).
+        public var forcedKeyframes: [Int64]?
+    }
+
+    /// One rung of a ladder task: its picture and its encoder settings.
+    public struct RungEncoding: Codable, Hashable, Sendable {
+        public var output: VideoOutputFormat
+        public var settings: EncoderSettings
+
+        public init(output: VideoOutputFormat, settings: EncoderSettings) {
+            self.output = output
+            self.settings = settings
+        }
     }
 
     public var header: Header
@@ -26,9 +42,10 @@ public struct SegmentTask: BlobPayload {
 
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
                 output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
-                pass: PassInput? = nil, sceneCuts: Bool? = nil, packets: [MediaPacket]) {
+                pass: PassInput? = nil, sceneCuts: Bool? = nil, rungs: [RungEncoding]? = nil, forcedKeyframes: [Int64]? = nil,
+                packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
-                        runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts)
+                        runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts, rungs: rungs, forcedKeyframes: forcedKeyframes)
         self.packets = packets
     }
 
@@ -46,6 +63,15 @@ public struct SegmentTask: BlobPayload {
         }
         if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
             throw .badHeader("lead-in out of range")
+        }
+        if let rungs = header.rungs {
+            guard (1...Ladder.maximumRungs).contains(rungs.count), rungs.first?.output == header.output,
+                  rungs.allSatisfy({ $0.output.width > 0 && $0.output.height > 0 && $0.output.timeBase == header.output.timeBase }) else {
+                throw .badHeader("rungs out of range")
+            }
+        }
+        if let forced = header.forcedKeyframes, forced.count > s.frameCount || !zip(forced, forced.dropFirst()).allSatisfy({ $0 < $1 }) {
+            throw .badHeader("forced keyframes out of range")
         }
         // Counted without trapping: the fields are a peer's, and may be anything.
         let (last, past) = s.lastPacket.addingReportingOverflow(header.runOut?.packets ?? 0)
