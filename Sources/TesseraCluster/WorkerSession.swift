@@ -211,6 +211,7 @@ final class WorkerSession {
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
                 task.header.settings.threads = threads
+                if let rungs = task.header.rungs { task.header.rungs = rungs.map { var r = $0; r.settings.threads = threads; return r } }
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled }) { frames in
                         // Twice a second at most: the coordinator shows frames, speed and time left from it.
