@@ -21,6 +21,28 @@ struct DatabaseOptions: ParsableArguments {
         return nil
     }
 
+    /// Whether a data directory was named (`--data-dir` or `TESSERA_DATA_DIR`) rather than defaulted.
+    var namesDataDir: Bool {
+        dataDir != nil || !(ProcessInfo.processInfo.environment["TESSERA_DATA_DIR"] ?? "").isEmpty
+    }
+
+    /// The embedded store a `db` command may act on: refused when a database URL names the job store and no
+    /// data directory names an embedded one, so that `db stop` never stops a store other commands do not use.
+    func embeddedOnly(_ command: String) throws(StoreError) -> EmbeddedPostgres {
+        guard explicitURL == nil || namesDataDir else {
+            throw StoreError("db \(command) manages the embedded store only, and a database URL (--database-url or TESSERA_DATABASE_URL) names the job store: unset it, or name the embedded store with --data-dir")
+        }
+        return embedded
+    }
+
+    /// The URL with its password hidden, to show.
+    static func redacted(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+        let credentials = url[scheme.upperBound..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
     /// The store's URL, starting the embedded server when that is the store; `announcing` says where when
     /// it creates it (commands that only read leave it unsaid, their errors one line).
     func resolveURL(announcing: Bool = false) throws(StoreError) -> String {

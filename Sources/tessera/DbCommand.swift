@@ -14,7 +14,7 @@ struct Db: ParsableCommand {
 
         func run() throws {
             do throws(StoreError) {
-                let server = database.embedded
+                let server = try database.embeddedOnly("start")
                 try server.start()
                 let store = try JobStore(url: server.url, migrate: true, reconnectTimeout: 5)
                 store.close()
@@ -33,8 +33,8 @@ struct Db: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() throws {
-            let server = database.embedded
             do throws(StoreError) {
+                let server = try database.embeddedOnly("stop")
                 guard try server.status().running else {
                     FileHandle.standardError.write(Data("tessera: the job store in \(server.directory.path) is not running\n".utf8))
                     return
@@ -53,10 +53,24 @@ struct Db: ParsableCommand {
     }
 
     struct StatusCommand: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "Is the embedded server running? (exit 0 when it is)")
+        static let configuration = CommandConfiguration(commandName: "status",
+            abstract: "Is the job store up? The embedded server, or the one a database URL names (exit 0 when it is).")
         @OptionGroup var database: DatabaseOptions
 
         func run() throws {
+            if let url = database.explicitURL, !database.namesDataDir {
+                // The job store is the URL's: report that one, never the embedded one.
+                let shown = DatabaseOptions.redacted(url)
+                do throws(StoreError) {
+                    let store = try JobStore(url: url, migrate: false, reconnectTimeout: 2)
+                    store.close()
+                    print("reachable \(shown)")
+                } catch {
+                    print("unreachable \(shown) (\(error.description))")
+                    throw ExitCode(3)
+                }
+                return
+            }
             let status: EmbeddedPostgres.Status
             do throws(StoreError) {
                 status = try database.embedded.status()

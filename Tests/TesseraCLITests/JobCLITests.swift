@@ -34,6 +34,31 @@ import TesseraTestSupport
         #expect(FileManager.default.fileExists(atPath: b + "/pgdata/PG_VERSION"))
     }
 
+    /// With a database URL naming the job store, `db stop`/`db start` refuse rather than act on an embedded store
+    /// no other command uses, and `db status` reports the URL's store, its password hidden.
+    @Test func dbCommandsNeverActOnAnotherStoreThanTheURLs() throws {
+        let box = try Sandbox("db-url")
+        defer { box.close() }
+        var env = ProcessInfo.processInfo.environment
+        env["TESSERA_DATA_DIR"] = nil
+        env["XDG_STATE_HOME"] = box.path("state")
+        env["TESSERA_DATABASE_URL"] = "postgresql://tessera:s3cret@127.0.0.1:9/jobs"
+        for command in ["stop", "start"] {
+            let refused = try Tool.run(binary, ["db", command], environment: env)
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("tessera: db \(command) manages the embedded store only"), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: box.path("state/tessera")), "no embedded store was made")
+        let status = try Tool.run(binary, ["db", "status"], environment: env)
+        #expect(status.status == 3)
+        let line = String(decoding: status.stdout, as: UTF8.self)
+        #expect(line.hasPrefix("unreachable postgresql://tessera:***@127.0.0.1:9/jobs"), "\(line)")
+        #expect(!line.contains("s3cret") && !status.stderr.contains("s3cret"))
+        // A data directory named outright is the embedded store the user means.
+        #expect(try Tool.run(binary, ["db", "status", "--data-dir", box.dataDir], environment: env).status == 3, "stopped")
+    }
+
     @Test func submitStatusListCancel() throws {
         let dir = Fixtures.directory.appendingPathComponent("db-\(UUID().uuidString.prefix(6))").path
         let db = ["--data-dir", dir]
