@@ -172,7 +172,15 @@ final class WorkerSession {
                 }
                 start(header, frames[1], slot: slot)
             case .cancel(let jobID):
-                for (ref, task) in inFlight where ref.jobID == jobID { task.flag.cancel() }
+                // The coordinator has forgotten these leases: their encodes stop and owe it no answer.
+                let canceled = inFlight.filter { $0.key.jobID == jobID }
+                for (ref, task) in canceled {
+                    task.flag.cancel()
+                    inFlight[ref] = nil
+                }
+                if !canceled.isEmpty {
+                    logger.info("job canceled", metadata: ["job.id": "\(jobID)", "segments": "\(canceled.count)"])
+                }
             case .heartbeat, .ready, .result, .failure, .bye, .busy, .progress:
                 break
             }
@@ -206,7 +214,7 @@ final class WorkerSession {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             WorkerMetrics.encodeStarted()
-            let message: ClusterMessage
+            let message: ClusterMessage?
             var lastReport = Stopwatch.now
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
@@ -221,8 +229,14 @@ final class WorkerSession {
                         outbox.post(.progress(.init(lease: .init(segment: ref, token: header.token), frames: frames)))
                     }
                 WorkerMetrics.encoded(encoded.header)
+                // Canceled while the encoder flushed: the lease is gone, and so is the need for the result.
+                if flag.isCancelled { throw TesseraError.canceled }
                 let (bytes, checksum) = encoded.serializedWithChecksum()
                 message = .result(.init(segment: ref, attempt: header.attempt, token: header.token, checksum: checksum), payload: bytes)
+            } catch let error as TesseraError where error.kind == .canceled && flag.isCancelled {
+                // Canceled (the job, or replaced by a later lease of the segment): not a failure, and nothing to answer.
+                logger.debug("encode canceled", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)"])
+                message = nil
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
                 message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)"))
@@ -235,7 +249,7 @@ final class WorkerSession {
             if pool.give(slot) == .overGive {
                 logger.error("gave back a slot not held", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)"])
             }
-            outbox.post(message)
+            if let message { outbox.post(message) }
         }
     }
 

@@ -201,6 +201,11 @@ import ZMQKit
         // The cancel reached the workers: the placebo encodes stopped, so a new job runs at once.
         let after = try cluster.submit(try SourceKind.closedGOPWithBFrames.make(), cluster.directory.appendingPathComponent("after.mp4").path)
         #expect(try cluster.wait(after, timeout: 20).state == .done)
+        // A cancel is a cancel: no refusal at the coordinator, no failed segment at a worker.
+        let aboutLong = { (log: String) in log.split(separator: "\n").filter { $0.contains(long) } }
+        let refusals = aboutLong(cluster.log("coordinator.log")).filter { $0.contains("refused") }
+        #expect(refusals.isEmpty, "\(refusals)")
+        for id in ["a", "b"] { #expect(!aboutLong(cluster.log("\(id).log")).contains { $0.contains("segment failed") }) }
     }
 
     /// A worker that joins mid-job takes segments; one stopped with SIGTERM hands its task back, which

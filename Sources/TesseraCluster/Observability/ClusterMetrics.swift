@@ -76,8 +76,8 @@ public enum WorkerMetrics {
         busy.record(state.withValue { $0.encoding += 1; return $0.encoding })
     }
 
-    /// That encode ended with `message`, a result or a failure.
-    static func encodeEnded(_ message: ClusterMessage) {
+    /// That encode ended with `message`, a result or a failure (nil: canceled).
+    static func encodeEnded(_ message: ClusterMessage?) {
         if case .failure = message { segmentFailures.increment() }
         busy.record(state.withValue { $0.encoding -= 1; return $0.encoding })
     }
