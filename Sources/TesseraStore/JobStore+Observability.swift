@@ -19,6 +19,15 @@ extension JobStore {
         return (counts(jobs), counts(segments))
     }
 
+    /// Takes the lock that names the one coordinator serving the store-wide gauges, if no other session holds it;
+    /// held until this connection closes. True when this session holds it.
+    public func takeGaugeLock() throws(StoreError) -> Bool {
+        try run("taking the gauges' lock", "SELECT pg_try_advisory_lock(\(Self.gaugeLockKey)) AS held").first?.bool("held") == true
+    }
+
+    /// The advisory lock key of the store-wide gauges ("TSRGAUGE").
+    static let gaugeLockKey: Int64 = 0x5453_5247_4155_4745
+
     /// One round trip: true when the server answers.
     public func ping() -> Bool {
         (try? run("checking the store", "SELECT 1 AS one").first?.int("one")) == 1

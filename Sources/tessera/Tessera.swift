@@ -10,7 +10,7 @@ struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Segment-parallel, frame-exact H.264/AAC transcoding to faststart MP4.",
-        version: "0.1.0",
+        version: TesseraBuild.version,
         subcommands: [Transcode.self, Probe.self, Sample.self, Presets.self, Submit.self, Status.self, List.self, Watch.self, Events.self, Cancel.self, Prune.self,
                       Migrate.self, Db.self, CoordinatorCommand.self, Worker.self, Keygen.self])
 

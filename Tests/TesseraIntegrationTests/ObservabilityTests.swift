@@ -61,6 +61,8 @@ import TesseraTestSupport
         #expect((coordinator["tessera_store_seconds_count"] ?? 0) > 0)
         #expect(coordinator["tessera_results_refused_total{reason=\"wrong_token\"}"] == 0)
         #expect(coordinator["tessera_leases_expired_total"] == 0)
+        #expect(coordinator["tessera_store_gauges"] == 1, "the only coordinator serves the store-wide gauges")
+        Self.checkExposition(scrape.body, role: "coordinator")
 
         var encodes = 0.0, frames = 0.0
         var names = Set(coordinator.keys.map { String($0.prefix { $0 != "{" }) })
@@ -73,6 +75,7 @@ import TesseraTestSupport
             #expect(worker["tessera_worker_connected"] == 1)
             #expect(worker["tessera_segment_encode_seconds_bucket{le=\"1800.0\"}"] == worker["tessera_segment_encode_seconds_count"],
                     "buckets reach 30 minutes")
+            Self.checkExposition(try HTTP.get(port, "/metrics").body, role: "worker")
         }
         #expect(encodes == Double(record.segmentsTotal))
         #expect(frames == Double(record.framesTotal))
@@ -119,7 +122,9 @@ import TesseraTestSupport
         let down = try poll(coordinatorPort, "/readyz", status: 503, timeout: 10)
         #expect(down.body.contains("store"))
         #expect(try HTTP.get(coordinatorPort, "/healthz").status == 200)
-        #expect(HTTP.samples(try HTTP.get(coordinatorPort, "/metrics").body)["tessera_store_up"] == 0)
+        let whileDown = HTTP.samples(try HTTP.get(coordinatorPort, "/metrics").body)
+        #expect(whileDown["tessera_store_up"] == 0)
+        #expect(!whileDown.keys.contains { $0.hasPrefix("tessera_jobs") || $0.hasPrefix("tessera_segments{") }, "nothing stale while the store is down")
         let started = try Tool.run(cluster.binary, ["db", "start"] + cluster.db)
         #expect(started.status == 0, "\(started.stderr)")
         try poll(coordinatorPort, "/readyz", status: 200, timeout: 10)
@@ -127,6 +132,60 @@ import TesseraTestSupport
         cluster.kill9(cluster.coordinator)
         let orphaned = try poll(workerPort, "/readyz", status: 503, timeout: 10)
         #expect(orphaned.body.contains("not connected"))
+    }
+
+    /// Every family has its help line and its type; the build and the process are described.
+    static func checkExposition(_ body: String, role: String) {
+        let lines = body.split(separator: "\n")
+        var helped = Set<Substring>()
+        for line in lines {
+            if line.hasPrefix("# HELP ") { helped.insert(line.dropFirst(7).prefix { $0 != " " }) }
+            if line.hasPrefix("# TYPE ") {
+                let name = line.dropFirst(7).prefix { $0 != " " }
+                #expect(helped.contains(name), "\(name) has no # HELP line")
+            }
+        }
+        let samples = HTTP.samples(body)
+        #expect(samples.contains { $0.key.hasPrefix("tessera_build_info{") && $0.key.contains("role=\"\(role)\"") && $0.value == 1 })
+        #expect((samples["process_cpu_seconds_total"] ?? 0) > 0)
+        #expect((samples["process_resident_memory_bytes"] ?? 0) > 1_000_000)
+        #expect((samples["process_open_fds"] ?? 0) > 2)
+        let start = samples["process_start_time_seconds"] ?? 0
+        #expect(abs(start - Date().timeIntervalSince1970) < 3600, "started within the hour: \(start)")
+    }
+
+    /// Two coordinators of one store: one serves the store-wide gauges, so a dashboard's `sum()` counts each job
+    /// once; when it is gone, the other takes them over.
+    @Test func storeWideGaugesComeFromOneCoordinator() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let ports = [Cluster.freePort(), Cluster.freePort()]
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(ports[0])"])
+        try poll(ports[0], "/readyz", status: 200)
+        let second = try cluster.spawn(["coordinator", "--bind", "tcp://127.0.0.1:\(Cluster.freePort())", "--insecure",
+                                        "--metrics-listen", "127.0.0.1:\(ports[1])"] + cluster.db, log: "coordinator2.log")
+        defer { cluster.kill9(second) }
+        try poll(ports[1], "/readyz", status: 200)
+        let store = try cluster.openStore()
+        defer { store.close() }
+        _ = try store.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: "elsewhere")
+
+        func scrape(_ port: Int) throws -> [String: Double] { HTTP.samples(try HTTP.get(port, "/metrics").body) }
+        let both = try ports.map(scrape)
+        #expect(both.map { $0["tessera_store_gauges"] ?? -1 }.sorted() == [0, 1])
+        func jobs(_ samples: [String: Double]) -> Double { samples.filter { $0.key.hasPrefix("tessera_jobs{") }.values.reduce(0, +) }
+        #expect(both.map(jobs).reduce(0, +) == 1, "summed over the coordinators, the job counts once: \(both.map(jobs))")
+        let serving = both[0]["tessera_store_gauges"] == 1 ? 0 : 1
+        if serving == 0 { cluster.kill9(cluster.coordinator) } else { cluster.kill9(second) }
+        let other = ports[1 - serving]
+        let deadline = Date().addingTimeInterval(10)
+        var after = try scrape(other)
+        while after["tessera_store_gauges"] != 1, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            after = try scrape(other)
+        }
+        #expect(after["tessera_store_gauges"] == 1, "the remaining coordinator takes the gauges over")
+        #expect(jobs(after) == 1)
     }
 
     /// A scrape takes under 50 ms with 10,000 segments in the store: the gauges by state come from one

@@ -11,12 +11,16 @@ import TesseraCore
 public struct MetricsServer: Service {
     /// What the listener asks the process. Both run on the listener's blocking thread, one at a time.
     public struct Probes: Sendable {
-        /// Brings the gauges read at scrape time up to date, before `/metrics` renders.
-        public var refresh: @Sendable () -> Void
+        /// `coordinator` or `worker`: the `role` of `tessera_build_info`.
+        public var role: String
+        /// Brings the gauges read at scrape time up to date before `/metrics` renders, and returns the families it
+        /// writes itself (exposition text; empty for none).
+        public var refresh: @Sendable () -> String
         /// Why the process is not ready; nil when it is.
         public var notReady: @Sendable () -> String?
 
-        public init(refresh: @escaping @Sendable () -> Void = {}, notReady: @escaping @Sendable () -> String?) {
+        public init(role: String, refresh: @escaping @Sendable () -> String = { "" }, notReady: @escaping @Sendable () -> String?) {
+            self.role = role
             self.refresh = refresh
             self.notReady = notReady
         }
@@ -130,8 +134,8 @@ public struct MetricsServer: Service {
         case "/metrics":
             let probes = self.probes
             guard let body = try? await blocking.runIfActive({ () -> [UInt8] in
-                probes.refresh()
-                return Observability.render()
+                let own = probes.refresh()
+                return Observability.render(own: own, role: probes.role)
             }) else { return (.serviceUnavailable, text, Array("shutting down\n".utf8)) }
             return (.ok, "text/plain; version=0.0.4; charset=utf-8", body)
         case "/healthz":

@@ -33,11 +33,13 @@ public enum Observability {
         }
     }
 
-    /// The Prometheus text of everything recorded so far.
-    static func render() -> [UInt8] {
+    /// The Prometheus text of everything recorded so far, with help text, then `own` (families a probe wrote),
+    /// the build and the process.
+    static func render(own: String = "", role: String) -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 << 10)
         registry.emit(into: &buffer)
-        return buffer
+        let text = Exposition.withHelp(String(decoding: buffer, as: UTF8.self)) + own + Exposition.buildInfo(role: role) + Exposition.process()
+        return Array(text.utf8)
     }
 }
