@@ -18,6 +18,13 @@ extension CoordinatorLoop {
         case .drop(.unacceptableIdentity):
             logger.warning("\(CoordinatorStateMachine.Drop.unacceptableIdentity)")
             return nil
+        case .drop(.otherWireVersion(let version)):
+            let worker = String(decoding: frames[0].bytes, as: UTF8.self)
+            tell(worker, .init(.wireVersion, "the coordinator speaks wire protocol version \(ClusterMessage.version), this worker \(version): "
+                                + "run one Tessera release on both"), now: now) {
+                logger.warning("\(CoordinatorStateMachine.Drop.otherWireVersion(version))", metadata: ["peer": "\(worker)"])
+            }
+            return nil
         case .drop(let reason):
             // The identity is acceptable: a malformed message is the only one that did not parse.
             var metadata: Logger.Metadata = ["peer": "\(String(decoding: frames[0].bytes, as: UTF8.self))"]
@@ -28,6 +35,11 @@ extension CoordinatorLoop {
             let message = try parsed.get()
             if case .result = message { CoordinatorMetrics.resultRefused(refusal) }
             if let lease = message.lease { try refuse(lease.segment, from: worker, "\(refusal)") }
+            switch refusal {
+            case .keyChanged: tell(worker, .idBoundToAnotherKey, now: now)
+            case .unauthorizedKey: tell(worker, .init(.keyNotAuthorized, "this worker's key \(key ?? "") is not among the coordinator's authorized keys now"), now: now)
+            default: break
+            }
             if droppedKeysLogged.insert(key ?? "").inserted {
                 logger.warning("dropping messages from a key that is not authorized now", metadata: ["peer": "\(worker)", "worker.key": "\(key ?? "none")"])
             }
@@ -38,4 +50,19 @@ extension CoordinatorLoop {
             return (worker, try parsed.get())
         }
     }
+
+    /// Tells `worker` why what it sent is refused, at most every ten seconds per reason; `log` runs then too.
+    func tell(_ worker: String, _ refusal: ClusterMessage.Refusal, now: Double, log: () -> Void = {}) {
+        let key = worker + "\u{0}" + refusal.reason.rawValue
+        if let last = toldRefusals[key], now - last < 10 { return }
+        toldRefusals[key] = now
+        log()
+        try? socket.send([Array(worker.utf8)] + ClusterMessage.refused(refusal).frames())
+    }
+}
+
+extension ClusterMessage.Refusal {
+    /// A worker id that joined first with another key.
+    static let idBoundToAnotherKey = Self(.idBoundToAnotherKey,
+        "this worker's id joined the coordinator first with another key: give this worker its own --id, or remove the id's worker row")
 }

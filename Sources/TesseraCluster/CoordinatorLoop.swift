@@ -36,6 +36,8 @@ final class CoordinatorLoop {
     var keysChecked = 0
     /// Keys whose dropped messages were logged (once each).
     var droppedKeysLogged: Set<String> = []
+    /// When each worker was last told of each refusal (`tell`).
+    var toldRefusals: [String: Double] = [:]
     /// The local faults that stall jobs, by job.
     var faults: [String: LocalFault] = [:]
     /// Frames encoded between segment completions, and the rate, by job.
@@ -145,6 +147,7 @@ final class CoordinatorLoop {
             // With CURVE, an id belongs to the first key it joined with.
             guard try store.heartbeat(worker: worker, host: ready.host, capabilities: ready.capabilities, key: key) else {
                 logger.warning("refused a worker whose id belongs to another key", metadata: ["worker.id": "\(worker)", "worker.key": "\(key ?? "none")"])
+                tell(worker, .idBoundToAnotherKey, now: now)
                 return
             }
             let skipsEncode = ready.capabilities[BenchResult.capability] != nil
@@ -196,7 +199,7 @@ final class CoordinatorLoop {
             machine.workerLeft(worker)
             held[worker] = nil
             logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.handedBack": "\(handedBack.count)"])
-        case .task, .cancel:
+        case .task, .cancel, .refused:
             logger.warning("dropped a message only coordinators send", metadata: ["peer": "\(worker)"])
         }
     }

@@ -21,6 +21,8 @@ extension CoordinatorStateMachine {
         case notAJobID
         /// A ready whose worker id is not the identity it came from.
         case readyNotItsIdentity
+        /// It speaks another wire protocol version (another release): the worker is told.
+        case otherWireVersion(UInt8)
 
         var description: String {
             switch self {
@@ -28,6 +30,8 @@ extension CoordinatorStateMachine {
             case .malformed: "dropped a malformed message"
             case .notAJobID: "dropped a message for a job id that is not one"
             case .readyNotItsIdentity: "dropped a ready whose id is not its identity"
+            case .otherWireVersion(let version):
+                "refused a worker speaking wire protocol version \(version); this coordinator speaks \(ClusterMessage.version) (run one Tessera release on both)"
             }
         }
     }
@@ -51,7 +55,10 @@ extension CoordinatorStateMachine {
                                  now: Double) -> Admission {
         let worker = String(decoding: identity, as: UTF8.self)
         guard Array(worker.utf8) == identity, Coordinator.acceptable(worker) else { return .drop(.unacceptableIdentity) }
-        guard case .success(let message) = parsed else { return .drop(.malformed) }
+        guard case .success(let message) = parsed else {
+            if case .failure(.unsupportedVersion(let version)) = parsed { return .drop(.otherWireVersion(version)) }
+            return .drop(.malformed)
+        }
         let refs = message.segment.map { [$0] } ?? { if case .bye(let refs) = message { refs } else { [] } }()
         guard refs.allSatisfy({ UUID(uuidString: $0.jobID) != nil }) else { return .drop(.notAJobID) }
         if case .curve(let key, let authorized) = credential {

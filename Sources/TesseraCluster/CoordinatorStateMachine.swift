@@ -598,7 +598,7 @@ extension ClusterMessage {
         case .bye: .bye
         case .busy: .busy
         case .progress: .progress
-        case .task, .cancel: .coordinatorOnly
+        case .task, .cancel, .refused: .coordinatorOnly
         }
     }
 }

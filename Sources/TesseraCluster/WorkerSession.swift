@@ -18,8 +18,9 @@ final class WorkerSession {
     /// Tasks being encoded or whose answer is not yet sent: each one's lease token, cancellation flag and slot.
     private(set) var inFlight: [ClusterMessage.SegmentRef: (token: String, flag: CancellationFlag, slot: SlotLedger.Slot)] = [:]
     var heardFromCoordinator = false
-    /// What the secure handshake last reported, and when it was last logged (said once a while, not per retry).
-    var handshakeProblem: (text: String, logged: Date)?
+    /// Why the worker last got no work (a failed handshake, a refusal), and when that was logged (said once a
+    /// while, not per retry).
+    var lastProblem: (text: String, logged: Date)?
     /// A libzmq context its caller owns, for an `inproc://` coordinator in the same context; nil: its own.
     let sharedContext: ZMQContext?
 
@@ -107,6 +108,8 @@ final class WorkerSession {
         let observer = stop.onCancel { [weak doorbell] in doorbell?.ring() }
         defer { stop.stopObserving(observer) }
         heardFromCoordinator = false
+        // Said once per connection, at the coordinator's first word that is not a refusal.
+        var joined = false
         var lastHeard = Date()
         // On ipc, silence counts from the connection: a local coordinator not bound yet is waited for
         // (libzmq retries every 10 ms) rather than given up on, and the retry backed off.
@@ -155,9 +158,21 @@ final class WorkerSession {
             do {
                 // A task's payload (megabytes) is read where libzmq received it, on the encode thread.
                 message = try ClusterMessage(head: frames[0].bytes, payloadFrames: frames.count - 1)
+            } catch .unsupportedVersion(let version) {
+                problem("the coordinator speaks wire protocol version \(version), this worker \(ClusterMessage.version): run one Tessera release on both")
+                continue
             } catch {
                 logger.warning("dropped a malformed message", metadata: ["error": "\(error)"])
                 continue
+            }
+            if case .refused(let refusal) = message {
+                problem("the coordinator refused this worker: \(refusal.detail)")
+                continue
+            }
+            if !joined {
+                joined = true
+                logger.info("joined the coordinator", metadata: ["worker.id": "\(options.workerID)", "worker.slots": "\(options.slots)",
+                                                                "coordinator.key": "\(options.security.map { $0.coordinatorKey } ?? "none (--insecure)")"])
             }
             switch message {
             case .task(let header, _):
@@ -181,7 +196,7 @@ final class WorkerSession {
                 if !canceled.isEmpty {
                     logger.info("job canceled", metadata: ["job.id": "\(jobID)", "segments": "\(canceled.count)"])
                 }
-            case .heartbeat, .ready, .result, .failure, .bye, .busy, .progress:
+            case .heartbeat, .ready, .result, .failure, .bye, .busy, .progress, .refused:
                 break
             }
         }
@@ -263,7 +278,7 @@ final class WorkerSession {
         // Give the goodbye up to a second to leave before the socket closes.
         try? socket.setLinger(milliseconds: 1000)
         try? socket.send(ClusterMessage.bye(handedBack: open.sorted { ($0.jobID, $0.index) < ($1.jobID, $1.index) }).frames())
-        logger.info("left the coordinator", metadata: ["worker.handedBack": "\(open.count)"])
+        logger.info("drained: left the coordinator", metadata: ["worker.handedBack": "\(open.count)"])
     }
 
     /// Says in one line why the secure handshake fails (again every 30 s while it does), and that it
@@ -273,8 +288,8 @@ final class WorkerSession {
             let problem: String
             switch event {
             case .handshakeSucceeded:
-                if handshakeProblem != nil { logger.info("secure handshake with the coordinator succeeded") }
-                handshakeProblem = nil
+                if lastProblem != nil { logger.info("secure handshake with the coordinator succeeded") }
+                lastProblem = nil
                 continue
             case .handshakeRefused:
                 problem = "the coordinator refused this worker's key \(options.security?.keys.publicKey ?? ""): it is not in the coordinator's authorized keys; retrying"
@@ -287,10 +302,15 @@ final class WorkerSession {
             case .connected, .disconnected:
                 continue
             }
-            if handshakeProblem?.text != problem || Date().timeIntervalSince(handshakeProblem!.logged) >= 30 {
-                logger.error("\(problem)")
-                handshakeProblem = (problem, Date())
-            }
+            self.problem(problem)
+        }
+    }
+
+    /// Logs why the worker gets no work, again every 30 s while it does not.
+    func problem(_ text: String) {
+        if lastProblem?.text != text || Date().timeIntervalSince(lastProblem!.logged) >= 30 {
+            logger.error("\(text)")
+            lastProblem = (text, Date())
         }
     }
 

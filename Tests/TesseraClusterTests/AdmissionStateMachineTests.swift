@@ -44,6 +44,8 @@ struct AdmissionStateMachineTests {
     @Test func aMalformedMessageIsDropped() {
         var machine = CoordinatorStateMachineTests.machine(workers: ["w1": 1])
         #expect(Self.arrive(&machine, "w1", .failure(.badHeader("result")), now: 5) == .drop(.malformed))
+        #expect(Self.arrive(&machine, "w1", .failure(.unsupportedVersion(2)), now: 5) == .drop(.otherWireVersion(2)),
+                "another release is told, not ignored")
         #expect(machine.peers["w1"]?.lastHeard == 0, "a dropped message is not heard")
     }
 

@@ -60,7 +60,7 @@ struct WorkerSlotTests {
                 case .progress(let progress): return (message, progress.lease.token)
                 case .result(let header, _): return (message, header.token)
                 case .failure(let failure): return (message, failure.token)
-                case .ready, .heartbeat, .task, .cancel, .bye: continue
+                case .ready, .heartbeat, .task, .cancel, .bye, .refused: continue
                 }
             }
             return nil

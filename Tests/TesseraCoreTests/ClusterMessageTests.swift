@@ -13,7 +13,19 @@ import Testing
         .cancel(jobID: "j"),
         .bye(handedBack: [.init(jobID: "j", index: 5)]),
         .busy(.init(segment: .init(jobID: "j", index: 6), token: "5e")),
+        .refused(.init(.wireVersion, "the coordinator speaks wire protocol version 3, this worker 2")),
     ]
+
+    /// A refusal is sent with version byte 0, which every release from version 3 reads; no other kind is.
+    @Test func aRefusalIsReadableWhateverTheVersion() throws {
+        let frame = ClusterMessage.refused(.init(.idBoundToAnotherKey, "why")).frames()[0]
+        #expect(frame[3] == 0)
+        #expect(try ClusterMessage(frames: [frame]) == .refused(.init(.idBoundToAnotherKey, "why")))
+        #expect(throws: WireError.unsupportedVersion(0)) { _ = try ClusterMessage(frames: [Array("TSR".utf8) + [0, 2] + Array("{}".utf8)]) }
+        #expect(throws: WireError.unsupportedVersion(2)) {
+            _ = try ClusterMessage(frames: [Array("TSR".utf8) + [2, 10] + Array(#"{"reason":"wire_version","detail":""}"#.utf8)])
+        }
+    }
 
     @Test(arguments: all)
     func roundTrips(_ message: ClusterMessage) throws {

@@ -177,7 +177,18 @@ import ZMQKit
         try rogue.send([Array("TSR".utf8) + [1, 1] + Array(#"{"workerID":"x","host":"h","slots":1,"capabilities":{}}"#.utf8)])
         try rogue.send(ClusterMessage.result(.init(segment: .init(jobID: "nope", index: 0), attempt: 1, token: "0", checksum: "0"), payload: [1, 2]).frames())
         rogue.close()
+        // A worker of the release before (wire version 2) is told why it gets nothing, naming both versions.
+        let older = try ZMQSocket(context, .dealer)
+        try older.setRoutingID(Array("older".utf8))
+        try older.connect(cluster.endpoint)
+        try older.send([Array("TSR".utf8) + [2, 1] + Array(#"{"workerID":"older","host":"h","slots":1,"capabilities":{},"inFlight":[]}"#.utf8)])
+        let reply = try #require(try older.receive(timeout: 5))
+        guard case .refused(let refusal) = try ClusterMessage(frames: reply) else { throw ToolError("not a refusal: \(reply)") }
+        #expect(refusal.reason == .wireVersion)
+        #expect(refusal.detail.contains("version \(ClusterMessage.version)") && refusal.detail.contains("this worker 2"), "\(refusal.detail)")
+        older.close()
         context.close()
+        #expect(cluster.log("coordinator.log").contains("speaking wire protocol version 2; this coordinator speaks \(ClusterMessage.version)"))
 
         for id in ["a", "b"] { try cluster.startWorker(id) }
         // The inputs first (making one can take seconds), so the placebo job is still encoding when canceled.

@@ -109,6 +109,10 @@ import ZMQKit
         defer { store.close() }
         #expect(Self.leasedTo(try store.events(job)) == ["other"], "the second key gets nothing under the first key's id")
         #expect(cluster.log("coordinator.log").contains("refused a worker whose id belongs to another key"))
+        // The refused worker says why; the other one says it joined.
+        #expect(cluster.log("w.log").contains("the coordinator refused this worker: this worker's id joined the coordinator first with another key"),
+                "\(cluster.log("w.log"))")
+        #expect(cluster.log("other.log").contains("joined the coordinator"))
     }
 
     /// What crosses the wire: none of 40 runs of the input's packet bytes with CURVE; most of them without.

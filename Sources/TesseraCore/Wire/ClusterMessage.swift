@@ -5,7 +5,10 @@
 /// optionally followed by one payload frame (a TSEG task or TRES result blob). Versioned and
 /// self-describing: a receiver refuses what it does not understand and never crashes on it.
 public enum ClusterMessage: Hashable, Sendable {
-    public static let version: UInt8 = 2
+    /// 3: a task may carry a ladder's rungs and forced keyframes, which a worker of version 2 would ignore.
+    public static let version: UInt8 = 3
+    /// The version byte of a refusal: readable by every release from version 3 on, whatever it speaks.
+    static let anyVersion: UInt8 = 0
     static let magic: [UInt8] = Array("TSR".utf8)
 
     /// Worker → coordinator: I am here, with these capabilities, and can take `slots` tasks at once.
@@ -26,6 +29,28 @@ public enum ClusterMessage: Hashable, Sendable {
     case busy(LeaseRef)
     /// Worker → coordinator: how far a task's encode is (not an answer: the task goes on).
     case progress(Progress)
+    /// Coordinator → worker: what you sent is refused, and why (sent with version byte 0, so that a worker of
+    /// another release can still read it).
+    case refused(Refusal)
+
+    public struct Refusal: Codable, Hashable, Sendable {
+        public enum Reason: String, Codable, Hashable, Sendable {
+            /// The worker speaks another wire protocol version.
+            case wireVersion = "wire_version"
+            /// The worker's id joined first with another key.
+            case idBoundToAnotherKey = "id_bound_to_another_key"
+            /// The worker's key is no longer authorized.
+            case keyNotAuthorized = "key_not_authorized"
+        }
+        public var reason: Reason
+        /// One line for the worker's log.
+        public var detail: String
+
+        public init(_ reason: Reason, _ detail: String) {
+            self.reason = reason
+            self.detail = detail
+        }
+    }
 
     public struct Progress: Codable, Hashable, Sendable {
         public var lease: LeaseRef
@@ -125,7 +150,7 @@ public enum ClusterMessage: Hashable, Sendable {
     }
 
     enum Kind: UInt8 {
-        case ready = 1, heartbeat, task, result, failure, cancel, bye, busy, progress
+        case ready = 1, heartbeat, task, result, failure, cancel, bye, busy, progress, refused
     }
 
     struct JobRef: Codable { var jobID: String }
@@ -147,6 +172,7 @@ public enum ClusterMessage: Hashable, Sendable {
         case .bye(let back): return [header(.bye, HandBack(handedBack: back))]
         case .busy(let lease): return [header(.busy, lease)]
         case .progress(let progress): return [header(.progress, progress)]
+        case .refused(let refusal): return [Self.magic + [Self.anyVersion, Kind.refused.rawValue] + CanonicalJSON.data(refusal)]
         }
     }
 
@@ -165,7 +191,9 @@ public enum ClusterMessage: Hashable, Sendable {
 
     init(head: [UInt8], frameCount: Int, payload: [UInt8]) throws(WireError) {
         guard head.count >= 5, Array(head[0..<3]) == Self.magic else { throw .notTessera }
-        guard head[3] == Self.version else { throw .unsupportedVersion(head[3]) }
+        guard head[3] == Self.version || (head[3] == Self.anyVersion && head[4] == Kind.refused.rawValue) else {
+            throw .unsupportedVersion(head[3])
+        }
         guard let kind = Kind(rawValue: head[4]) else { throw .unknownKind(head[4]) }
         let json = Array(head[5...])
         let expectsPayload = kind == .task || kind == .result
@@ -189,6 +217,7 @@ public enum ClusterMessage: Hashable, Sendable {
             let progress = try body(Progress.self)
             guard progress.frames >= 0 else { throw .badHeader("progress") }
             self = .progress(progress)
+        case .refused: self = .refused(try body(Refusal.self))
         }
     }
 }
