@@ -76,12 +76,30 @@ struct MakeSeeds {
         let oneFrame = result(index: 0, frames: 1, extradata: [])
         let threeFrames = result(index: 2, frames: 3, extradata: sps)
         let ref = ClusterMessage.SegmentRef(jobID: job, index: 2)
+        // A ladder's: two rungs, a packaging cut inside the segment; its result holds both rungs.
+        var ladderTask = task(index: 1, runOut: nil, leadIn: nil, tweak: false)
+        var small = ladderTask.header.output
+        small.width = 640
+        small.height = 360
+        var capped = ladderTask.header.settings
+        capped.maxrate = 1_000_000
+        capped.bufsize = 2_000_000
+        ladderTask.header.rungs = [.init(output: ladderTask.header.output, settings: ladderTask.header.settings),
+                                   .init(output: small, settings: capped)]
+        ladderTask.header.forcedKeyframes = [ladderTask.header.segment.startPTS + 2 * 3003]
+        var ladderResult = result(index: 1, frames: 2, extradata: sps)
+        let rungHeaders = [sps, Array(sps.dropLast(2))]
+        ladderResult.header.rungs = rungHeaders.map { EncodedSegment.RungHeaders(extradata: $0) }
+        ladderResult.header.extradata = EncodedSegment.RungHeaders.combined(rungHeaders)
+        ladderResult.packets += ladderResult.packets
 
         // Payload blobs, for the harnesses that take a blob whole.
         try write("segment-task", "plain", plainTask.serialized())
         try write("segment-task", "run-out-lead-in", runOutTask.serialized())
         try write("encoded-segment", "one-frame", oneFrame.serialized())
         try write("encoded-segment", "three-frames", threeFrames.serialized())
+        try write("segment-task", "ladder", ladderTask.serialized())
+        try write("encoded-segment", "ladder", ladderResult.serialized())
 
         // Worker → coordinator.
         let fromWorker: [(String, ClusterMessage)] = [
@@ -110,6 +128,7 @@ struct MakeSeeds {
             ("task-run-out", .task(.init(segment: ref, attempt: 2, token: token), payload: runOutTask.serialized())),
             ("cancel", .cancel(jobID: job)),
             ("heartbeat", .heartbeat),
+            ("refused", .refused(.init(.wireVersion, "the coordinator speaks wire protocol version 3, this worker 2"))),
         ]
         for (name, message) in toWorker { try write("worker-message", name, FuzzFrames.join(message.frames())) }
     }
