@@ -25,6 +25,9 @@ extension CoordinatorLoop {
                 logger.warning("\(CoordinatorStateMachine.Drop.otherWireVersion(version))", metadata: ["peer": "\(worker)"])
             }
             return nil
+        case .drop(.quarantined):
+            // Counted by the quarantine, not logged per message.
+            return nil
         case .drop(let reason):
             // The identity is acceptable: a malformed message is the only one that did not parse.
             var metadata: Logger.Metadata = ["peer": "\(String(decoding: frames[0].bytes, as: UTF8.self))"]
@@ -34,7 +37,7 @@ extension CoordinatorLoop {
         case .refuse(let worker, let refusal):
             let message = try parsed.get()
             if case .result = message { CoordinatorMetrics.resultRefused(refusal) }
-            if let lease = message.lease { try refuse(lease.segment, from: worker, "\(refusal)") }
+            if let lease = message.lease { try refuse(lease.segment, from: worker, refusal, "message refused") }
             switch refusal {
             case .keyChanged: tell(worker, .idBoundToAnotherKey, now: now)
             case .unauthorizedKey: tell(worker, .init(.keyNotAuthorized, "this worker's key \(key ?? "") is not among the coordinator's authorized keys now"), now: now)

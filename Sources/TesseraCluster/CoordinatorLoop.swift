@@ -36,6 +36,8 @@ final class CoordinatorLoop {
     var keysChecked = 0
     /// Keys whose dropped messages were logged (once each).
     var droppedKeysLogged: Set<String> = []
+    /// Refused messages, counted (`refuse`).
+    var refusals = RefusalLedger()
     /// When each worker was last told of each refusal (`tell`).
     var toldRefusals: [String: Double] = [:]
     /// The local faults that stall jobs, by job.
@@ -82,6 +84,7 @@ final class CoordinatorLoop {
                 logger.info("the job store is reachable again")
                 try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected(now: Stopwatch.now)) }
             }
+            try step("refusals", \.bookkeeping) { try recordDueRefusals() }
             if let authorized, authorized.generation != keysChecked {
                 keysChecked = authorized.generation
                 try step("keys", \.bookkeeping) { try revoke(machine.keysChanged(allowed: authorized.keys)) }
@@ -168,12 +171,12 @@ final class CoordinatorLoop {
             // Refused before a byte is written: only a task in flight to this worker, under its lease's token.
             if let refusal = machine.answerArrived(LeaseRef(segment: header.segment, token: header.token), from: worker) {
                 CoordinatorMetrics.resultRefused(refusal)
-                return try refuse(header.segment, from: worker, "result refused: \(refusal)")
+                return try refuse(header.segment, from: worker, refusal, "result refused")
             }
             spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
         case .failure(let failure):
             if let refusal = machine.answerArrived(LeaseRef(segment: failure.segment, token: failure.token), from: worker) {
-                return try refuse(failure.segment, from: worker, "failure report refused: \(refusal)")
+                return try refuse(failure.segment, from: worker, refusal, "failure report refused")
             }
             meter.abandoned(failure.segment)
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
@@ -189,7 +192,7 @@ final class CoordinatorLoop {
             // A worker with no free slot (it took fewer than it said, or restarted): the lease goes back
             // at once, no attempt counted.
             if let refusal = machine.answerArrived(lease, from: worker) {
-                return try refuse(lease.segment, from: worker, "busy reply refused: \(refusal)")
+                return try refuse(lease.segment, from: worker, refusal, "busy reply refused")
             }
             try store.release(lease.segment.jobID, lease.segment.index, worker: worker, token: lease.token, error: nil)
             machine.busyReply(worker)
@@ -204,11 +207,45 @@ final class CoordinatorLoop {
         }
     }
 
-    /// A result or failure that does not answer a lease of its sender: nothing changes but the job's events.
-    func refuse(_ segment: SegmentRef, from worker: String, _ reason: String) throws {
-        try store.recordRefusal(segment.jobID, segment.index, worker: worker, reason: reason)
-        logger.warning("refused a message", metadata: ["worker.id": "\(worker)", "job.id": "\(segment.jobID)",
-                                                       "segment.index": "\(segment.index)", "reason": "\(reason)"])
+    /// A result or failure that does not answer a lease of its sender: nothing changes but the job's events, which
+    /// hear of it once per kind and interval (`RefusalLedger`); a worker refused too often is quarantined.
+    func refuse(_ segment: SegmentRef, from worker: String, _ refusal: CoordinatorStateMachine.Refusal, _ what: String) throws {
+        let key = RefusalLedger.Key(worker: worker, job: segment.jobID, segment: segment.index, kind: "\(what): \(refusal)")
+        switch refusals.refused(key, now: Stopwatch.now) {
+        case .quiet:
+            return
+        case .record(let count):
+            try recordRefusals(key, count: count)
+        case .quarantine(let count):
+            try quarantine(worker, because: "\(count) refused messages within \(Int(refusals.interval)) s", segment: segment)
+        }
+    }
+
+    /// Records refusals of one kind: one event and one log line for `count` of them.
+    func recordRefusals(_ key: RefusalLedger.Key, count: Int) throws {
+        let reason = count == 1 ? key.kind : "\(key.kind) (\(count) times)"
+        try store.recordRefusal(key.job, key.segment, worker: key.worker, reason: reason)
+        logger.warning("refused a message", metadata: ["worker.id": "\(key.worker)", "job.id": "\(key.job)",
+                                                       "segment.index": "\(key.segment)", "reason": "\(key.kind)", "refused.count": "\(count)"])
+    }
+
+    /// A worker that keeps sending refused messages: its messages are dropped from now on, its leases go back, and
+    /// it is told. In this coordinator's memory: a restart lifts it.
+    func quarantine(_ worker: String, because why: String, segment: SegmentRef) throws {
+        try spooler.drain()
+        machine.quarantine(worker)
+        held[worker] = nil
+        let returned = try store.releaseAll(worker: worker, reason: "worker \(worker) quarantined: \(why)", countAttempt: false,
+                                            coordinator: options.coordinatorID)
+        try store.recordRefusal(segment.jobID, segment.index, worker: worker, reason: "quarantined: \(why)")
+        logger.error("worker quarantined", metadata: ["worker.id": "\(worker)", "reason": "\(why)", "segments": "\(returned)"])
+        CoordinatorMetrics.workersQuarantined.increment()
+        tell(worker, .init(.quarantined, "the coordinator quarantined this worker (\(why)); restarting the coordinator lifts it"), now: Stopwatch.now)
+    }
+
+    /// Records the refusals counted quietly over an interval that ended.
+    func recordDueRefusals() throws {
+        for (key, count) in refusals.due(now: Stopwatch.now) { try recordRefusals(key, count: count) }
     }
 
     /// Workers whose key was removed from the authorized keys: forgotten, their leases back to pending.

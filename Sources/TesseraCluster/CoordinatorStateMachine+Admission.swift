@@ -23,6 +23,8 @@ extension CoordinatorStateMachine {
         case readyNotItsIdentity
         /// It speaks another wire protocol version (another release): the worker is told.
         case otherWireVersion(UInt8)
+        /// Its worker is quarantined (`CoordinatorLoop.quarantine`).
+        case quarantined
 
         var description: String {
             switch self {
@@ -30,6 +32,7 @@ extension CoordinatorStateMachine {
             case .malformed: "dropped a malformed message"
             case .notAJobID: "dropped a message for a job id that is not one"
             case .readyNotItsIdentity: "dropped a ready whose id is not its identity"
+            case .quarantined: "dropped a message from a quarantined worker"
             case .otherWireVersion(let version):
                 "refused a worker speaking wire protocol version \(version); this coordinator speaks \(ClusterMessage.version) (run one Tessera release on both)"
             }
@@ -55,6 +58,7 @@ extension CoordinatorStateMachine {
                                  now: Double) -> Admission {
         let worker = String(decoding: identity, as: UTF8.self)
         guard Array(worker.utf8) == identity, Coordinator.acceptable(worker) else { return .drop(.unacceptableIdentity) }
+        guard !quarantined.contains(worker) else { return .drop(.quarantined) }
         guard case .success(let message) = parsed else {
             if case .failure(.unsupportedVersion(let version)) = parsed { return .drop(.otherWireVersion(version)) }
             return .drop(.malformed)

@@ -140,6 +140,8 @@ struct CoordinatorStateMachine {
     let configuration: Configuration
     let started: Double
     private(set) var peers: [String: Peer] = [:]
+    /// Workers whose messages are dropped (`quarantine`).
+    private(set) var quarantined: Set<String> = []
     private(set) var jobs: [String: Job] = [:]
     /// Jobs being planned, loaded or stitched on a thread of their own.
     private(set) var busy: Set<String> = []
@@ -271,6 +273,12 @@ struct CoordinatorStateMachine {
 
     /// The authorized keys changed: workers whose key is no longer among `allowed` are forgotten at once
     /// (the coordinator returns their leases). Returns them.
+    /// A worker refused too often: forgotten, and its messages dropped from now on.
+    mutating func quarantine(_ worker: String) {
+        workerLeft(worker)
+        quarantined.insert(worker)
+    }
+
     mutating func keysChanged(allowed: Set<String>) -> [String] {
         let revoked = peers.filter { $0.value.key.map { !allowed.contains($0) } ?? false }.keys.sorted()
         for id in revoked { workerLeft(id) }

@@ -12,6 +12,7 @@ enum CoordinatorMetrics {
     static let workersConnected = Gauge(label: "tessera_workers_connected")
     static let segmentsCompleted = Counter(label: "tessera_segments_completed_total")
     static let leasesExpired = Counter(label: "tessera_leases_expired_total")
+    static let workersQuarantined = Counter(label: "tessera_workers_quarantined_total")
     static let payloadSent = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "sent")])
     static let payloadReceived = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "received")])
     private static let workersLast = Locked(-1)
@@ -55,7 +56,7 @@ enum CoordinatorMetrics {
 
     /// Every series starts at 0, so dashboards and `rate()` see it before its first event.
     static func register() {
-        _ = (segmentsCompleted, leasesExpired, payloadSent, payloadReceived, refusedCounters)
+        _ = (segmentsCompleted, leasesExpired, workersQuarantined, payloadSent, payloadReceived, refusedCounters)
         workers(0)
     }
 }

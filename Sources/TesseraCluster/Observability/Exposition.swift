@@ -15,6 +15,7 @@ enum Exposition {
         "tessera_segments_completed_total": "Segments this coordinator recorded done.",
         "tessera_results_refused_total": "Results refused, by reason.",
         "tessera_leases_expired_total": "Leases that ran out without a result and went back to pending.",
+        "tessera_workers_quarantined_total": "Workers quarantined for sending too many refused messages.",
         "tessera_payload_bytes_total": "Payload bytes sent to workers and results received.",
         "tessera_store_seconds": "Each job store statement or transaction.",
         "tessera_segment_encode_seconds": "Each segment's encode.",

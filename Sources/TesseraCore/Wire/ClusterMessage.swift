@@ -41,6 +41,8 @@ public enum ClusterMessage: Hashable, Sendable {
             case idBoundToAnotherKey = "id_bound_to_another_key"
             /// The worker's key is no longer authorized.
             case keyNotAuthorized = "key_not_authorized"
+            /// The worker sent too many refused messages.
+            case quarantined
         }
         public var reason: Reason
         /// One line for the worker's log.
