@@ -117,7 +117,8 @@ import TesseraTestSupport
     /// A bad ladder, a rung beyond the level asked (known once the source is probed) or a streaming output
     /// without a ladder: one line, a non-zero exit, nothing at the output path nor beside it.
     @Test(arguments: [(["--ladder", "0"], "rung 0"), (["--ladder", "720,abc"], "'abc'"), (["--ladder", "240,120", "--level", "1"], "--level 1"),
-                      (["--ladder", "240", "--hls-time", "0"], "--hls-time"), (["MASTER"], "needs --ladder"), (["--ladder", "240", "--also-dash"], "--also-dash")])
+                      (["--ladder", "240", "--hls-time", "0"], "--hls-time"), (["MASTER"], "needs --ladder"), (["--ladder", "240", "--also-dash"], "--also-dash"),
+                      (["--ladder", "240", "--thumbnail", "poster.jpg"], "--thumbnail")])
     func aBadLadderLeavesNothing(_ args: [String], _ problem: String) throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let dir = Fixtures.directory.appendingPathComponent("bad-ladder-\(UUID().uuidString.prefix(6))")
