@@ -67,6 +67,7 @@ struct LocalJobService: Service {
             let probe: ProbeResult
             (probe, probing) = try await probed
             (plan, planning) = try await DedicatedThread.run("tessera-plan") { () throws -> (JobPlan, Double) in try planJob(probe) }
+            request.planned?(plan)
         } catch {
             cluster?.store.close()
             throw error

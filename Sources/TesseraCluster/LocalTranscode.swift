@@ -40,6 +40,8 @@ public struct LocalTranscode: Sendable {
         public var transport = Transport.ipc
         /// Called when the embedded store is about to start (the job is ready to be queued).
         public var storeStarting: (@Sendable () -> Void)?
+        /// Called with the job's plan once it is made, before the job is queued (a ladder's dropped rungs).
+        public var planned: (@Sendable (JobPlan) -> Void)?
         /// The private coordinator's libzmq I/O threads.
         public var ioThreads = 1
 

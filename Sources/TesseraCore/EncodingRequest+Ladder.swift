@@ -11,12 +11,34 @@ extension EncodingRequest {
 
     /// Refuses a bad ladder, or one beside the options it replaces, before any work starts.
     func checkLadder(settings: EncoderSettings, picture: PictureSettings) throws(SettingsError) {
-        guard try resolvedLadder() != nil else { return }
+        if let hlsTime, !(hlsTime > 0) { throw SettingsError("--hls-time must be a positive number of seconds") }
+        guard try resolvedLadder() != nil else {
+            if hlsTime != nil { throw SettingsError("--hls-time needs --ladder (it is the length of a ladder's segments)") }
+            if audioPerRung == true { throw SettingsError("--audio-per-rung needs --ladder") }
+            return
+        }
         do {
             try Ladder.checkCompatible(settings: settings, picture: picture)
         } catch {
             throw SettingsError(error.description)
         }
+    }
+
+    /// The ladder frozen with a job writing `output`: HLS for `.m3u8`, DASH for `.mpd` (with the other manifest
+    /// too when `alsoHLS`/`alsoDASH`), else one file per rung; nil without a ladder. Refuses, naming the option,
+    /// a streaming output without a ladder and an `--also-…` beside the wrong output.
+    public func ladderSpec(output: String, alsoHLS: Bool = false, alsoDASH: Bool = false) throws(SettingsError) -> LadderSpec? {
+        let lower = output.lowercased()
+        let hls = lower.hasSuffix(".m3u8"), dash = lower.hasSuffix(".mpd")
+        let ladder = try resolvedLadder()
+        if ladder == nil, hls || dash {
+            throw SettingsError("HLS/DASH output needs --ladder (e.g. --ladder 1080,720,480,360)")
+        }
+        if alsoDASH, !hls { throw SettingsError("--also-dash needs an .m3u8 output (-o DIR/master.m3u8)") }
+        if alsoHLS, !dash { throw SettingsError("--also-hls needs an .mpd output (-o DIR/manifest.mpd)") }
+        guard let ladder else { return nil }
+        return LadderSpec(ladder: ladder, packaging: .forOutput(output, alsoHLS: alsoHLS, alsoDASH: alsoDASH),
+                          segmentSeconds: hlsTime ?? LadderSpec.defaultSegmentSeconds, audioPerRung: audioPerRung ?? false)
     }
 
     /// A ladder given in a layer replaces the sizing and the rate control of the layers below it.

@@ -32,6 +32,10 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var segmentSeconds: Double?
     /// Rendition ladder rungs as given (`1080`, `720:3M`); see `Ladder`.
     public var ladder: [String]?
+    /// Packaging segment length of a ladder in seconds (`--hls-time`); nil: `LadderSpec.defaultSegmentSeconds`.
+    public var hlsTime: Double?
+    /// A ladder's AAC muxed into every rung rather than its own rendition (`--audio-per-rung`).
+    public var audioPerRung: Bool?
     /// The job's priority, 0–100 (`submit --priority`): not an encoder setting, so not in the job's spec.
     public var priority: Int?
 
@@ -48,7 +52,10 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         case audioChannels = "audio-channels"
         case audioTrack = "audio-track"
         case segmentSeconds = "segment-seconds"
-        case ladder, priority
+        case ladder
+        case hlsTime = "hls-time"
+        case audioPerRung = "audio-per-rung"
+        case priority
     }
 
     /// Settings files may write numbers as strings ("2500k") or strings as numbers (fps: 25); unknown
@@ -56,7 +63,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public init(from decoder: Decoder) throws {
         let known = try decoder.container(keyedBy: AnyKey.self)
         for key in known.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
-            throw DecodingError.dataCorruptedError(forKey: key, in: known, debugDescription: "unknown option '\(key.stringValue)'")
+            throw DecodingError.dataCorruptedError(forKey: key, in: known, debugDescription: Self.unknownKey(key.stringValue))
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         func text(_ key: CodingKeys) throws -> String? {
@@ -108,7 +115,16 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         audioTrack = try integer(.audioTrack)
         segmentSeconds = try number(.segmentSeconds)
         ladder = try Self.ladderItems(c, .ladder)
+        hlsTime = try number(.hlsTime)
+        audioPerRung = try c.decodeIfPresent(Bool.self, forKey: .audioPerRung)
         priority = try integer(.priority)
+    }
+
+    /// An unknown key, with the known one when only its spelling differs (ffmpeg's `hls_time` for `hls-time`).
+    static func unknownKey(_ key: String) -> String {
+        let hyphenated = String(key.map { $0 == "_" ? "-" : $0 })
+        guard hyphenated != key, CodingKeys(stringValue: hyphenated) != nil else { return "unknown option '\(key)'" }
+        return "unknown option '\(key)': use '\(hyphenated)'"
     }
 
     struct AnyKey: CodingKey {
@@ -155,6 +171,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         merged.audioTrack = audioTrack ?? base.audioTrack
         merged.segmentSeconds = segmentSeconds ?? base.segmentSeconds
         merged.ladder = ladder ?? base.ladder
+        merged.hlsTime = hlsTime ?? base.hlsTime
+        merged.audioPerRung = audioPerRung ?? base.audioPerRung
         merged.priority = priority ?? base.priority
         return merged
     }

@@ -68,6 +68,7 @@ public enum FFmpegHabits {
         case "-bf": return use("--bframes", "N")
         case "-profile:v": return use("--profile", "PROFILE")
         case "-level", "-level:v": return use("--level", "LEVEL")
+        case "-hls_time": return use("--hls-time", "SECONDS") + " with --ladder"
         case "-movflags": return "Tessera always writes faststart MP4: leave it out"
         case "-vf", "-filter:v":
             let filters = value?.split(separator: ",").map(String.init) ?? []

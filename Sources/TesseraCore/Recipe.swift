@@ -18,6 +18,10 @@ public struct Recipe: Sendable {
             $0.crf = 22; $0.maxrate = "8M"; $0.bufsize = "16M"; $0.profile = "high"; $0.maxSize = "1920x1080"
             $0.keyintSeconds = 2; $0.audio = "aac"; $0.audioBitrate = "160k"; $0.audioChannels = 2
         },
+        Recipe(name: "streaming", summary: "adaptive streaming (HLS/DASH): rungs 1080, 720, 480 and 360 (none above the source), CRF 23 capped per rung, 6 s segments, keyframe every 2 s, 128 kb/s stereo AAC") {
+            $0.ladder = ["1080", "720", "480", "360"]; $0.hlsTime = 6; $0.crf = 23; $0.preset = "medium"; $0.profile = "high"
+            $0.keyintSeconds = 2; $0.audio = "aac"; $0.audioBitrate = "128k"; $0.audioChannels = 2
+        },
         Recipe(name: "archive", summary: "keeping masters: CRF 18, preset slow, source size and frame rate, audio copied when MP4 can hold it") {
             $0.crf = 18; $0.preset = "slow"; $0.profile = "high"; $0.keyintSeconds = 10; $0.audio = "auto"
         },

@@ -92,10 +92,16 @@ public final class JobStore {
                        priority: Int = JobStore.defaultPriority, id given: String? = nil) throws(StoreError) -> String {
         guard Self.priorities.contains(priority) else { throw StoreError("priority \(priority) is not between 0 and 100") }
         let id = given ?? UUID().uuidString.lowercased()
-        _ = try run("submitting the job", """
-            INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority)
-            VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7)
-            """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator, String(priority)])
+        try transaction("submitting the job") {
+            try db.query("""
+                INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority)
+                VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7)
+                """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator, String(priority)])
+            // A ladder job's events name its rungs, next to its creation.
+            if let ladder = spec.ladder {
+                try db.query("INSERT INTO job_events (job_id, to_state, detail) VALUES ($1::uuid, 'ladder', $2)", [id, ladder.summary])
+            }
+        }
         return id
     }
 

@@ -79,7 +79,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, state, input, output, spec, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, fps, speed, etaSeconds, error,
+        case id, state, input, output, spec, rungs, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, fps, speed, etaSeconds, error,
              createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority, pass
     }
 
@@ -90,6 +90,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         try c.encode(input, forKey: .input)
         try c.encode(output, forKey: .output)
         try c.encode(spec, forKey: .spec)
+        try c.encode(spec.ladder?.rungNames, forKey: .rungs)
         try c.encode(settingsHash, forKey: .settingsHash)
         try c.encode(segmentsTotal, forKey: .segmentsTotal)
         try c.encode(segmentsDone, forKey: .segmentsDone)

@@ -23,6 +23,7 @@ struct Submit: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        _ = try encode.spec(segmentSeconds: segmentSeconds, output: output)
         if hooks.isSet && !wait { throw ValidationError("--on-complete and --on-error need --wait") }
         if let priority, !JobStore.priorities.contains(priority) { throw ValidationError("--priority must be between 0 and 100") }
     }
@@ -37,18 +38,19 @@ struct Submit: ParsableCommand {
         let priority: Int
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
-            spec = try encode.spec(segmentSeconds: segmentSeconds)
+            spec = try encode.spec(segmentSeconds: segmentSeconds, output: output)
             let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
-            try overwriting.check([output])
+            try overwriting.check(spec.writtenPaths(for: output))
         } catch {
             throw report.fail(error)
         }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(StoreError("\(input): no such file")) }
-        guard ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
+        // HLS and DASH outputs (`.m3u8`, `.mpd`) come with a ladder, checked with the options.
+        guard spec.ladder?.packaging.isStreaming == true || ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
             throw report.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
         }
         var final: JobRecord?

@@ -25,7 +25,7 @@ struct PlanningOptions: ParsableArguments {
 /// Encoder options, named as ffmpeg users know them. Each one given overrides the same option of a
 /// `--settings` file, which overrides the `--recipe`, which overrides the defaults.
 struct EncodeOptions: ParsableArguments {
-    @Option(help: "A named set of options (see `tessera presets`): mobile, web-720p, web-1080p, archive.") var recipe: String?
+    @Option(help: "A named set of options (see `tessera presets`): mobile, web-720p, web-1080p, streaming, archive.") var recipe: String?
     @Option(help: ArgumentHelp("Options from a JSON or YAML file, keys named as these options (crf: 20, max-size: 1280x720).",
                                valueName: "file")) var settings: String?
 
@@ -53,6 +53,15 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: "Mirror after rotating: horizontal, vertical (repeat or comma-separate for both).") var mirror: [String] = []
     @Option(help: "Convert colour to bt709 or bt601 (default: carry the source's colour tags).") var color: String?
 
+    @Option(help: ArgumentHelp("Renditions from one decode: heights with an optional peak rate, e.g. 1080,720:3M,480,360; -o DIR/master.m3u8 (HLS), DIR/manifest.mpd (DASH) or out.mp4 (out_720p.mp4, ...).",
+                               valueName: "rungs")) var ladder: String?
+    @Option(name: .customLong("hls-time"), help: ArgumentHelp("With --ladder: segment length, whole GOPs with IDRs aligned across rungs (default 6).",
+                                                              valueName: "seconds")) var hlsTime: Double?
+    @Flag(name: .customLong("also-dash"), help: "With an .m3u8 output: also a DASH manifest.mpd over the same segments.") var alsoDASH = false
+    @Flag(name: .customLong("also-hls"), help: "With an .mpd output: also an HLS master.m3u8 over the same segments.") var alsoHLS = false
+    @Flag(name: .customLong("audio-per-rung"), help: "With --ladder: mux the AAC into every rung instead of one audio rendition.")
+    var audioPerRung = false
+
     @Option(help: "Audio: auto (copy compatible AAC, else encode; default), copy, aac or none.") var audio: String?
     @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate, e.g. 128k.") var audioBitrate: String?
     @Option(name: .customLong("audio-rate"), help: "AAC sample rate: 22050, 44100, 48000, ...") var audioRate: Int?
@@ -60,10 +69,11 @@ struct EncodeOptions: ParsableArguments {
     var audioChannels: Int?
     @Option(name: .customLong("audio-track"), help: "Which audio stream, counting from 0 (default: the main one).") var audioTrack: Int?
 
-    /// The options resolved as far as they can be without the input (the settings file read, the recipe
-    /// found, every value in range), so that a mistake in them stops the command before anything starts.
+    /// The options resolved as far as they can be without the input and the output (the settings file read,
+    /// the recipe found, every value in range), so that a mistake in them stops the command before anything
+    /// starts. The command's own `validate()` checks them against its output (`spec(output:)`).
     func validate() throws {
-        _ = try spec()
+        _ = try stacked()
     }
 
     /// The options given on the command line, as one layer.
@@ -94,28 +104,35 @@ struct EncodeOptions: ParsableArguments {
         r.audioRate = audioRate
         r.audioChannels = audioChannels
         r.audioTrack = audioTrack
+        r.ladder = ladder.map { [$0] }
+        r.hlsTime = hlsTime
+        r.audioPerRung = audioPerRung ? true : nil
         return r
     }
 
-    /// The job's frozen spec: defaults < recipe < settings file < command line. `segmentSeconds` is the
-    /// command line's, if given.
-    func spec(segmentSeconds: Double? = nil) throws(TesseraError) -> JobSpec {
-        var top = commandLine
-        top.segmentSeconds = segmentSeconds
-        let file = try settings.map { (path: String) throws(TesseraError) -> EncodingRequest in try SettingsFile.read(path) }
-        let stacked: EncodingRequest
-        let spec: JobSpec
+    /// The job's frozen spec for `output`: defaults < recipe < settings file < command line, with a ladder's
+    /// packaging chosen by the output's name. `segmentSeconds` is the command line's, if given.
+    func spec(segmentSeconds: Double? = nil, output: String) throws(TesseraError) -> JobSpec {
+        var (request, spec) = try stacked(segmentSeconds: segmentSeconds)
         do {
-            stacked = try Recipe.stack(file: file, commandLine: top)
-            spec = try stacked.resolved()
+            spec.ladder = try request.ladderSpec(output: output, alsoHLS: alsoHLS, alsoDASH: alsoDASH)
         } catch {
             throw TesseraError(.settings, "", error.description)
         }
-        // A ladder is checked whole (above), but no job carries one yet: refused rather than ignored.
-        if stacked.ladder != nil {
-            throw TesseraError(.settings, "--ladder", "rendition ladders are not made yet: give one output per job with --max-size")
-        }
         return spec
+    }
+
+    /// The layers stacked, and the settings they resolve to without the output.
+    func stacked(segmentSeconds: Double? = nil) throws(TesseraError) -> (request: EncodingRequest, spec: JobSpec) {
+        var top = commandLine
+        top.segmentSeconds = segmentSeconds
+        let file = try settings.map { (path: String) throws(TesseraError) -> EncodingRequest in try SettingsFile.read(path) }
+        do {
+            let request = try Recipe.stack(file: file, commandLine: top)
+            return (request, try request.resolved())
+        } catch {
+            throw TesseraError(.settings, "", error.description)
+        }
     }
 }
 

@@ -40,6 +40,11 @@ struct Transcode: AsyncParsableCommand {
     /// Benchmark only: the private coordinator's libzmq I/O threads.
     @Option(name: .customLong("bench-io-threads"), help: .hidden) var benchIOThreads: Int = 1
 
+    /// The options checked against the output (a ladder's packaging) before anything starts.
+    func validate() throws {
+        _ = try encode.spec(segmentSeconds: planning.segmentSeconds, output: output)
+    }
+
     func run() async throws {
         let report = JobReport(input: input, output: output)
         try await hooks.reporting(report) { try await transcode(report) }
@@ -54,10 +59,11 @@ struct Transcode: AsyncParsableCommand {
         var request: LocalTranscode.Request
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
-            let spec = try encode.spec(segmentSeconds: planning.segmentSeconds)
+            let spec = try encode.spec(segmentSeconds: planning.segmentSeconds, output: output)
             let workers = workerCount(threads: spec.settings.threads)
+            if spec.ladder != nil, extras.thumbnail != nil { throw TesseraError(.settings, "--thumbnail", "is not made for a --ladder job") }
             try extras.check(input: input, output: output)
-            try overwriting.check([output] + (extras.thumbnail.map { [$0] } ?? []))
+            try overwriting.check(spec.writtenPaths(for: output) + (extras.thumbnail.map { [$0] } ?? []))
             request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,
                                              store: database.explicitURL.map { .url($0) } ?? .embedded(database.embedded),
                                              binary: Self.executablePath)
@@ -88,6 +94,10 @@ struct Transcode: AsyncParsableCommand {
         request.benchSlots = benchSlots
         request.transport = benchTransport
         request.ioThreads = benchIOThreads
+        // Rungs above the source are dropped, said in one line as soon as the plan is made.
+        request.planned = { plan in
+            if let notice = plan.ladder?.resolved.notice { FileHandle.standardError.write(Data("tessera: \(notice)\n".utf8)) }
+        }
         // A store this run starts is timed from its start to the job being queued (the first progress).
         let storeStart = Locked<Date?>(nil)
         if database.explicitURL == nil {
@@ -124,7 +134,9 @@ struct Transcode: AsyncParsableCommand {
             throw ExitCode(130)
         }
         guard job.state == .done else { throw report.fail(TesseraError(.segment, "", job.error ?? "job \(job.state.rawValue)")) }
-        do throws(TesseraError) { try extras.finish(input: input, output: output) } catch { throw report.fail(error) }
+        do throws(TesseraError) { try extras.finish(input: input, output: outcome.plan.writtenFirst(for: output)) } catch {
+            throw report.fail(error)
+        }
         setup.storeStartSeconds = storeSeconds.withValue { $0 }.rounded6
         setup.forkedWorkers = WorkerPrefork.handedOut
         let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started) - setup.storeStartSeconds,
@@ -141,7 +153,7 @@ struct Transcode: AsyncParsableCommand {
 
     /// The worker processes to fork before the run (`WorkerPrefork`): none when the settings are refused.
     var workersToFork: Int {
-        guard let spec = try? encode.spec(segmentSeconds: planning.segmentSeconds) else { return 0 }
+        guard let spec = try? encode.spec(segmentSeconds: planning.segmentSeconds, output: output) else { return 0 }
         return workerCount(threads: spec.settings.threads)
     }
 
@@ -162,6 +174,8 @@ struct TranscodeSummary: Codable {
     var wallSeconds: Double
     var speed: Double
     var level: String
+    /// A ladder job's rungs as made (`720p`), after those above the source were dropped; nil for one output.
+    var rungs: [String]?
     /// Seconds spent before the transcode, not counted in `wallSeconds`.
     var setup: Setup
     /// Where the time went (see `PhaseTimings`), in seconds.
@@ -201,6 +215,7 @@ struct TranscodeSummary: Codable {
         self.wallSeconds = wallSeconds.rounded6
         speed = (plan.cuts.durationSeconds / max(wallSeconds, 1e-9)).rounded6
         level = plan.settings.level ?? "auto"
+        rungs = plan.ladder?.resolved.rungs.map(\.name)
         self.timings = timings
         self.setup = setup
         peakRSSBytes = .now

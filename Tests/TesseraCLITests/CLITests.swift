@@ -114,6 +114,36 @@ import TesseraTestSupport
         #expect(segments.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } == 150)
     }
 
+    /// A bad ladder, a rung beyond the level asked (known once the source is probed) or a streaming output
+    /// without a ladder: one line, a non-zero exit, nothing at the output path nor beside it.
+    @Test(arguments: [(["--ladder", "0"], "rung 0"), (["--ladder", "720,abc"], "'abc'"), (["--ladder", "240,120", "--level", "1"], "--level 1"),
+                      (["--ladder", "240", "--hls-time", "0"], "--hls-time"), (["MASTER"], "needs --ladder"), (["--ladder", "240", "--also-dash"], "--also-dash"),
+                      (["--ladder", "240", "--thumbnail", "poster.jpg"], "--thumbnail")])
+    func aBadLadderLeavesNothing(_ args: [String], _ problem: String) throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let dir = Fixtures.directory.appendingPathComponent("bad-ladder-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = dir.appendingPathComponent(args == ["MASTER"] ? "hls/master.m3u8" : "out.mp4").path
+        let result = try Tool.run(binary, ["transcode", source, "-o", output, "--preset", "ultrafast"] + args.filter { $0 != "MASTER" })
+        #expect(result.status != 0, "\(args) should fail")
+        let lines = result.stderr.split(whereSeparator: \.isNewline).filter { !$0.contains("job store") }
+        #expect(lines.count == 1 && lines[0].contains(problem), "\(args): \(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty, "nothing written for \(args)")
+    }
+
+    /// Rungs above the source are dropped, said in one line once the job is planned.
+    @Test func droppedRungsAreSaidInOneLine() throws {
+        let source = try SourceKind.closedGOPWithBFrames.make()
+        let dir = Fixtures.directory.appendingPathComponent("ladder-notice-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try Tool.run(binary, ["transcode", source, "-o", dir.appendingPathComponent("out.mp4").path, "--preset", "ultrafast",
+                                           "--ladder", "1080,720,240", "--workers", "1"])
+        let notices = result.stderr.split(whereSeparator: \.isNewline).filter { $0.contains("--ladder") }
+        #expect(notices == ["tessera: --ladder: dropped 1080 and 720: above the source's 240 rows"], "\(result.stderr)")
+    }
+
     @Test func impossibleSettingsFailBeforeWork() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let output = Fixtures.output("bad-settings.mp4")

@@ -16,6 +16,8 @@ import TesseraTestSupport
          "-vf is ffmpeg's option: use --size WxH (exact) or --max-size WxH (fits inside, keeping the aspect ratio)"),
         (["submit", "in.mp4", "-o", "out.mp4", "-crf", "20"], "-crf is ffmpeg's option: use --crf 20"),
         (["transcode", "in.mp4", "-o", "out.mp4", "-movflags", "+faststart"], "-movflags is ffmpeg's option: Tessera always writes faststart MP4: leave it out"),
+        (["transcode", "in.mp4", "-o", "out/master.m3u8", "--ladder", "720,360", "-hls_time", "4"],
+         "-hls_time is ffmpeg's option: use --hls-time 4 with --ladder"),
         (["trancode", "in.mp4", "-o", "out.mp4"], "unknown command 'trancode'; did you mean 'transcode'?"),
     ])
     func ffmpegWordsGetAOneLineHint(_ arguments: [String], _ message: String) throws {

@@ -102,7 +102,7 @@ import TesseraTestSupport
     @Test func jobAndEventJSONKeysAreStable() throws {
         let box = try Sandbox("stable-keys")
         defer { box.close() }
-        let jobKeys: Set = ["id", "state", "input", "output", "spec", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
+        let jobKeys: Set = ["id", "state", "input", "output", "spec", "rungs", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
                             "framesDone", "fps", "speed", "etaSeconds", "error", "createdAt", "updatedAt", "finishedAt", "coordinator",
                             "assignedCoordinator", "stalled", "priority", "pass"]
         let eventKeys: Set = ["id", "job", "at", "kind", "segment", "from", "to", "worker", "detail"]
@@ -133,6 +133,27 @@ import TesseraTestSupport
         #expect(lines.count == 3, "two queued, one canceled: \(events.text)")
         #expect(lines.allSatisfy { Set($0.keys) == eventKeys })
         #expect(lines.first?["from"] is NSNull && lines.first?["segment"] is NSNull && lines.first?["worker"] is NSNull)
+    }
+
+    /// A ladder job names its rungs: `rungs` in `status --json` (null for one output) and an event beside its creation.
+    @Test func aLadderJobNamesItsRungs() throws {
+        let box = try Sandbox("ladder-rungs")
+        defer { box.close() }
+        try FileManager.default.createDirectory(atPath: box.path("out"), withIntermediateDirectories: true)
+        let submitted = try box.tessera(["submit", try box.clip(), "-o", box.path("out/master.m3u8"), "--ladder", "720,360",
+                                         "--also-dash", "--hls-time", "4", "--coordinator", "nobody"])
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let id = submitted.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let job = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", id, "--json"]).stdout) as? [String: Any])
+        #expect(job["rungs"] as? [String] == ["720p", "360p"])
+        let events = try box.tessera(["events", id, "--no-follow"]).text
+        #expect(events.contains("job ladder: rungs 720p, 360p; HLS and DASH, 4 s segments"), "\(events)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("out/master.m3u8")), "queued only")
+
+        let single = try box.tessera(["submit", box.path("in.mp4"), "-o", box.path("one.mp4"), "--coordinator", "nobody"])
+        let plain = single.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let record = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", plain, "--json"]).stdout) as? [String: Any])
+        #expect(record["rungs"] is NSNull)
     }
 
     /// `list` shows when each job was created and finished; `prune --older-than` removes ended jobs (with

@@ -26,13 +26,44 @@ import TesseraTestSupport
         }
     }
 
-    /// A good ladder is checked, then refused in one line: no job carries one yet, and none is ignored.
-    @Test func aGoodLadderIsRefusedNotIgnored() throws {
-        let path = try OptionValidationTests.settingsFile("ladder-good.yaml", "ladder: 1080,720:3M,480\n")
+    /// A good ladder is frozen with the job: `ladder`, `hls-time` and `audio-per-rung` from the file, the
+    /// packaging from the output's name, the command line over the file.
+    @Test func aSettingsFileLadderIsFrozenWithTheJob() throws {
+        let path = try OptionValidationTests.settingsFile("ladder-good.yaml", "ladder: 1080,720:3M,480\nhls-time: 4\naudio-per-rung: true\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let ladder = try Ladder(parsing: "1080,720:3M,480")
+        let options = try EncodeOptions.parse(["--settings", path])
+        #expect(try options.spec(output: "out/master.m3u8").ladder
+            == LadderSpec(ladder: ladder, packaging: .hls, segmentSeconds: 4, audioPerRung: true))
+        #expect(try options.spec(output: "out.mp4").ladder?.packaging == .files)
+        let over = try EncodeOptions.parse(["--settings", path, "--hls-time", "2", "--ladder", "720,360", "--also-hls"])
+        #expect(try over.spec(output: "dash/manifest.mpd").ladder
+            == LadderSpec(ladder: try Ladder(parsing: "720,360"), packaging: .hlsAndDash, segmentSeconds: 2, audioPerRung: true))
+        for command in ["transcode", "submit"] {
+            #expect(OptionValidationTests.refusal([command, "in.mp4", "-o", "out/master.m3u8", "--settings", path]) == nil, "\(command)")
+        }
+    }
+
+    /// ffmpeg's spelling of a key is refused, naming Tessera's; `hls-time` without a ladder is refused too.
+    @Test(arguments: [("hls_time: 4\nladder: 720\n", "use 'hls-time'"), ("hls-time: 4\n", "--hls-time needs --ladder"),
+                      ("ladder: 720\nhls-time: 0\n", "--hls-time must be a positive"), ("audio-per-rung: true\n", "--audio-per-rung needs --ladder")])
+    func ladderKeysAreChecked(yaml: String, named: String) throws {
+        let path = try OptionValidationTests.settingsFile("ladder-keys.yaml", yaml)
         defer { try? FileManager.default.removeItem(atPath: path) }
         for command in ["transcode", "submit"] {
-            let refused = try #require(OptionValidationTests.refusal([command, "in.mp4", "-o", "out.mp4", "--settings", path]))
-            #expect(refused.status == 1 && refused.line.contains("--ladder") && refused.line.contains("not made yet"), "\(refused.line)")
+            let refused = try #require(OptionValidationTests.refusal([command, "in.mp4", "-o", "out.mp4", "--settings", path]), "\(yaml)")
+            #expect(refused.status == 1 && !refused.line.contains("\n") && refused.line.contains(named), "\(refused.line)")
         }
+    }
+
+    /// `presets` lists the streaming recipe, whose ladder is 1080/720/480/360, and `--recipe streaming` is a ladder job.
+    @Test func streamingRecipeIsALadder() throws {
+        let listed = try Tool.run(Tool.tesseraBinary, ["presets"])
+        #expect(listed.status == 0 && listed.text.contains("streaming") && listed.text.contains("--ladder 1080,720,480,360"), "\(listed.text)")
+        let spec = try EncodeOptions.parse(["--recipe", "streaming"]).spec(output: "out/master.m3u8")
+        #expect(spec.ladder?.ladder == (try Ladder(parsing: "1080,720,480,360")) && spec.ladder?.packaging == .hls)
+        #expect(spec.settings.crf == 23 && spec.settings.maxrate == nil && spec.picture.maxSize == nil)
+        let refused = OptionValidationTests.refusal(["transcode", "in.mp4", "-o", "out.mp4", "--recipe", "streaming", "--max-size", "640x360"])
+        #expect(refused?.line.contains("--max-size") == true, "\(refused?.line ?? "accepted")")
     }
 }

@@ -54,6 +54,29 @@ import TesseraTestSupport
         }
     }
 
+    /// Ladder options refused in one line before anything starts, as `transcode` and `submit` parse them.
+    @Test(arguments: [
+        (["-o", "out/master.m3u8"], "HLS/DASH output needs --ladder"),
+        (["-o", "out/manifest.mpd", "--crf", "20"], "HLS/DASH output needs --ladder"),
+        (["-o", "out.mp4", "--ladder", "0"], "--ladder rung 0"),
+        (["-o", "out.mp4", "--ladder", "720,abc"], "'abc'"),
+        (["-o", "out/master.m3u8", "--ladder", "720", "--hls-time", "0"], "--hls-time must be a positive"),
+        (["-o", "out.mp4", "--hls-time", "4"], "--hls-time needs --ladder"),
+        (["-o", "out.mp4", "--ladder", "720", "--also-dash"], "--also-dash needs an .m3u8 output"),
+        (["-o", "out/master.m3u8", "--ladder", "720", "--also-hls"], "--also-hls needs an .mpd output"),
+        (["-o", "out.mp4", "--audio-per-rung"], "--audio-per-rung needs --ladder"),
+        (["-o", "out.mp4", "--ladder", "720", "--maxrate", "3M", "--bufsize", "6M"], "--ladder caps each rung"),
+    ])
+    func ladderMistakesAreRefusedAtParseTime(_ args: [String], _ problem: String) throws {
+        for command in ["transcode", "submit"] {
+            let refused = try #require(Self.refusal([command, "in.mp4"] + args), "\(command) \(args) should fail")
+            #expect(refused.status == 1, "\(command) \(args)")
+            #expect(!refused.line.contains("\n") && refused.line.contains(problem), "\(command) \(args): \(refused.line)")
+        }
+        #expect(Self.refusal(["transcode", "in.mp4", "-o", "out/master.m3u8", "--ladder", "720,360", "--hls-time", "4", "--also-dash"]) == nil)
+        #expect(Self.refusal(["submit", "in.mp4", "-o", "out/manifest.mpd", "--ladder", "720", "--also-hls", "--audio-per-rung"]) == nil)
+    }
+
     /// `validate()` throws the error itself, with its code: `.settings` for a value, `.input` for the file.
     @Test func validateThrowsTheCodedError() throws {
         var options = try EncodeOptions.parse([])
@@ -83,7 +106,7 @@ import TesseraTestSupport
         let yaml = try Self.settingsFile("layers.yaml", "# team defaults\nrecipe: web-720p\nmax-size: 160x160\naudio-rate: 44100\ncrf: 30\n")
         defer { try? FileManager.default.removeItem(atPath: yaml) }
         #expect(Self.refusal(["transcode", "in.mp4", "-o", "out.mp4", "--settings", yaml, "--crf", "18"]) == nil)
-        let spec = try EncodeOptions.parse(["--settings", yaml, "--crf", "18"]).spec()
+        let spec = try EncodeOptions.parse(["--settings", yaml, "--crf", "18"]).spec(output: "out.mp4")
         #expect(spec.settings.crf == 18, "the command line beats the file")
         #expect(spec.picture.maxSize == FrameSize(width: 160, height: 160), "the file beats the recipe")
         #expect(spec.audio.sampleRate == 44100)
