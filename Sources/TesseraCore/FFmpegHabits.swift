@@ -16,11 +16,17 @@ public enum FFmpegHabits {
         var leading: [String] = []
         while let first = arguments.first, ["-y", "-n", "--overwrite"].contains(first) { leading.append(arguments.removeFirst()) }
         let command = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
+        let known = command.flatMap { commands.contains($0) ? $0 : nil } ?? "transcode"
         for (i, token) in arguments.enumerated() {
             if token == "--" { break }
             let value = i + 1 < arguments.count && !arguments[i + 1].hasPrefix("-") ? arguments[i + 1] : nil
-            if let advice = hint(for: token, value: value, command: command.flatMap { commands.contains($0) ? $0 : nil } ?? "transcode") {
+            if let advice = hint(for: token, value: value, command: known) ?? ffmpegOnly(token, value: value) {
                 return .refuse("\(token) is ffmpeg's option: \(advice)")
+            }
+            // Tessera's short options are one letter; a longer word after one dash would be read as a bundle of them
+            // (`-hide_banner` holds -h, help).
+            if isSingleDashWord(token) {
+                return .refuse("\(token) is not an option: Tessera's are spelled with two dashes (tessera \(known) --help)")
             }
         }
         if let command, !commands.contains(command), !["help"].contains(command) {
@@ -78,6 +84,37 @@ public enum FFmpegHabits {
                 return "use --size WxH (exact) or --max-size WxH (fits inside, keeping the aspect ratio)"
             }
             return "Tessera takes no filter graph: use --size, --max-size, --fps, --rotate or --mirror"
+        default: return nil
+        }
+    }
+
+    /// `-word`: one dash and more than one letter, not a number.
+    static func isSingleDashWord(_ token: String) -> Bool {
+        guard token.count > 2, token.hasPrefix("-"), !token.hasPrefix("--") else { return false }
+        return Double(token) == nil
+    }
+
+    /// ffmpeg's options that have no Tessera counterpart, or a different one: what to do instead.
+    static func ffmpegOnly(_ token: String, value: String?) -> String? {
+        let trimming = "trimming is not supported: cut the input first (ffmpeg -ss START -t DURATION -i IN -c copy CUT.mp4), then transcode the cut"
+        switch token {
+        case "-threads": return "use --threads \(value ?? "N") (libx264 threads per encoder)"
+        case "-ss", "-t", "-to", "-sseof": return trimming
+        case "-hide_banner", "-nostats", "-stats": return "Tessera prints no banner and shows progress only on a terminal: leave it out"
+        case "-nostdin": return "Tessera never reads standard input: leave it out"
+        case "-loglevel": return "use --verbose for more, or leave it out (errors are one line)"
+        case "-progress": return "use tessera watch or status --json for progress"
+        case "-map": return "Tessera takes the main video stream and one audio stream: choose it with --audio-track N"
+        case "-f": return "Tessera writes MP4, or HLS/DASH with --ladder and an .m3u8 or .mpd output: leave it out"
+        case "-tune": return "Tessera has no --tune: leave it out"
+        case "-pix_fmt": return "Tessera writes 4:2:0, 8-bit, or 10-bit with --profile high10: leave it out"
+        case "-x264-params", "-x264opts": return "Tessera sets libx264's parameters from --preset, --crf, --keyint and --bframes"
+        case "-vn": return "Tessera always encodes the video: leave it out"
+        case "-sn", "-dn": return "Tessera writes no subtitle or data streams: leave it out"
+        case "-c", "-codec": return "Tessera encodes video with libx264 and audio as --audio says: leave it out"
+        case "-vsync", "-fps_mode": return "use --fps RATE for a constant frame rate"
+        case "-aspect": return "use --size WxH"
+        case "-hwaccel": return "Tessera decodes in software: leave it out"
         default: return nil
         }
     }

@@ -19,6 +19,14 @@ import TesseraTestSupport
         (["transcode", "in.mp4", "-o", "out/master.m3u8", "--ladder", "720,360", "-hls_time", "4"],
          "-hls_time is ffmpeg's option: use --hls-time 4 with --ladder"),
         (["trancode", "in.mp4", "-o", "out.mp4"], "unknown command 'trancode'; did you mean 'transcode'?"),
+        // Once read as bundles of one-letter flags holding -h: the help on stdout, exit 0, no output.
+        (["transcode", "in.mp4", "-o", "out.mp4", "-threads", "2"], "-threads is ffmpeg's option: use --threads 2 (libx264 threads per encoder)"),
+        (["transcode", "-hide_banner", "in.mp4", "-o", "out.mp4"],
+         "-hide_banner is ffmpeg's option: Tessera prints no banner and shows progress only on a terminal: leave it out"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-ss", "10"],
+         "-ss is ffmpeg's option: trimming is not supported: cut the input first (ffmpeg -ss START -t DURATION -i IN -c copy CUT.mp4), then transcode the cut"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-tune", "film"], "-tune is ffmpeg's option: Tessera has no --tune: leave it out"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-hwhat"], "-hwhat is not an option: Tessera's are spelled with two dashes (tessera transcode --help)"),
     ])
     func ffmpegWordsGetAOneLineHint(_ arguments: [String], _ message: String) throws {
         let result = try Tool.run(binary, arguments)
