@@ -35,7 +35,8 @@ public enum LadderVerifier {
             let path = rungFolder + "/" + HLSPlaylist.mediaPlaylistName
             // DASH alone writes no media playlist: the rung's segments are read joined behind their init segment.
             let streams = try destination.packaging.writesHLS ? read(path) : read(joining: rungFolder, label: "\(destination.output) rung \(name)")
-            rungs.append(try check(streams, rung: r, name: name, plan: plan, audio: audio, muxedAudio: muxed, label: path))
+            let label = destination.packaging.writesHLS ? path : rungFolder
+            rungs.append(try check(streams, rung: r, name: name, plan: plan, audio: audio, muxedAudio: muxed, label: label))
             if destination.packaging.writesHLS { manifests[path] = streams.count }
         }
         try checkAlignment(rungs, names: ladder.names, plan: plan, label: destination.output)
@@ -48,10 +49,20 @@ public enum LadderVerifier {
             }
             try checkAudio(only, audio, label: path)
         }
-        // The master playlist and the MPD list every rung (and the audio), each with all its frames.
+        // The master playlist and the MPD list every rung (and the audio), each with all its frames. libavformat 5.1's
+        // DASH demuxer mixes up the packets of a Representation that holds two streams, so an MPD of rungs with their
+        // audio muxed in is only opened and its video counted; each such rung was read above as a client appends it.
         for name in [destination.masterName, destination.manifestName].compactMap({ $0 }) {
             let path = folder + "/" + name
             let streams = try read(path)
+            if muxed, name == destination.manifestName {
+                let video = streams.filter { $0.info.kind == .video }.count
+                guard video == ladder.rungs.count else {
+                    throw TesseraError(.verification, path, "lists \(video) video representations, the ladder has \(ladder.rungs.count) rungs")
+                }
+                manifests[path] = streams.count
+                continue
+            }
             let video = streams.filter { $0.info.kind == .video }
             let frames = (0..<ladder.rungs.count).map { plan.forRung($0).outputFrameCount }
             guard video.map(\.frames).sorted() == frames.sorted() else {
@@ -144,7 +155,9 @@ public enum LadderVerifier {
                 summaries[s].frames += 1
                 guard let pts = packet.pts else { continue }
                 summaries[s].startSeconds = min(summaries[s].startSeconds, tb.seconds(pts))
-                summaries[s].endSeconds = max(summaries[s].endSeconds, tb.seconds(pts + packet.duration))
+                // A last sample may come without a duration: it lasts a frame (the stream's frame rate, or an AAC frame).
+                let duration = packet.duration > 0 ? tb.seconds(packet.duration) : nominalFrameSeconds(summaries[s].info)
+                summaries[s].endSeconds = max(summaries[s].endSeconds, tb.seconds(pts) + duration)
                 if summaries[s].info.kind == .video {
                     let media = packet.mediaPacket
                     if media.data.withUnsafeBytes({ classifiers[s].classify($0, keyFlag: media.isKey) }) == .idr { idrTimes[s].append(tb.seconds(pts)) }
@@ -157,6 +170,12 @@ public enum LadderVerifier {
             summaries[s].idrSeconds = idrTimes[s].map { $0 - summaries[s].startSeconds }.sorted()
         }
         return summaries
+    }
+
+    /// One frame's length as the stream declares it: its average frame rate, or its audio frame size.
+    static func nominalFrameSeconds(_ info: StreamInfo) -> Double {
+        if info.kind == .video { return info.averageFrameRate.isValid ? 1 / info.averageFrameRate.doubleValue : 0 }
+        return info.sampleRate > 0 ? Double(info.parameters.frameSize > 0 ? info.parameters.frameSize : 1024) / Double(info.sampleRate) : 0
     }
 
     /// Reads a CMAF rendition's init segment and media segments joined into one file (what a DASH client appends).
