@@ -151,6 +151,13 @@ import TesseraTestSupport
         let segments = job.segments
         _ = try LadderPackager.package(plan: job.plan, loadSegment: { segments[$0] }, audio: job.audio, into: destination)
         try destination.verify(plan: job.plan, audio: job.audio)
+        // Cuts a fifth of a second later than the IDRs the rungs hold are refused.
+        var moved = job.plan
+        let shift = Int64((0.2 / moved.cuts.timeBase.doubleValue).rounded())
+        moved.cuts.packagingCuts = moved.cuts.packagingCuts?.map { $0 + shift }
+        #expect { try destination.verify(plan: moved, audio: job.audio) } throws: {
+            ($0 as? TesseraError)?.kind == .verification && "\($0)".contains("has no IDR")
+        }
         let segment = destination.temporaryFolder + "/120p/" + CMAFWriter.segmentName(1)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: segment))
