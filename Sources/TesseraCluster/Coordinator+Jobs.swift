@@ -176,7 +176,8 @@ extension Coordinator {
 
 extension Coordinator {
     /// About what the output of these segments needs on disk: the video, and a margin for the audio and
-    /// the MP4's index (a tenth, and half a megabyte).
+    /// the MP4's index (a tenth, and half a megabyte). A ladder's results hold every rung, so its outputs are
+    /// covered too (the audio once per rung only with `--audio-per-rung` or per-rung files, within the margin).
     static func outputEstimate(_ segments: some Collection<SegmentRecord>) -> Int64 {
         let video = segments.reduce(Int64(0)) { $0 + ($1.sizeBytes ?? 0) }
         return video + video / 10 + (512 << 10)
