@@ -143,6 +143,20 @@ import TesseraTestSupport
         }
     }
 
+    @Test func hlsWithAudioPerRungHasNoAudioGroup() throws {
+        let job = try Self.encodedJob(.hls, audioPerRung: true)
+        let folder = Fixtures.output("ladder-hls-muxed")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try Self.package(job, output: folder + "/master.m3u8")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["master.m3u8", "180p", "120p"])
+        let master = try String(contentsOfFile: folder + "/master.m3u8", encoding: .utf8)
+        #expect(!master.contains("#EXT-X-MEDIA:TYPE=AUDIO") && master.contains("mp4a.40.2"))
+        for name in ["180p", "120p"] {
+            let streams = Self.lines(try Tool.ffprobe(["-show_entries", "stream=codec_type", "-of", "csv=p=0", folder + "/\(name)/index.m3u8"]))
+            #expect(Set(streams) == ["video", "audio"], "\(name) carries the audio")
+        }
+    }
+
     @Test func aDamagedSegmentFailsVerificationAndNothingIsPlaced() throws {
         let job = try Self.encodedJob(.hls)
         let folder = Fixtures.output("ladder-damaged")
