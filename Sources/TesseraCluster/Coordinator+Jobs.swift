@@ -19,7 +19,7 @@ extension Coordinator {
         }
         let job = try store.job(id)
         do {
-            try OutputPath.check(job.output, input: job.input)
+            try OutputPath.check(job.output, input: job.input, ladder: job.spec.ladder)
             let probe = try knownProbe.current.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
             // A new plan follows the load: few long segments while queued work keeps every encoder busy. A
@@ -80,11 +80,16 @@ extension Coordinator {
         }
     }
 
-    /// Encodes the audio once, stitches the spooled segments, verifies, and moves the output into place.
+    /// Encodes the audio once, stitches the spooled segments (a ladder: packages every rung), verifies, and moves
+    /// the output (the ladder's folder or files) into place.
     func stitch(_ id: String, _ plan: JobPlan, _ store: any CoordinatorStore) throws {
         let job = try store.job(id)
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
         let temporary = OutputPath.temporary(for: job.output)
+        let ladder = LadderOutput(plan: plan, output: job.output)
+        func discard() {
+            if let ladder { ladder.discard() } else { try? FileManager.default.removeItem(atPath: temporary) }
+        }
         var timings = PhaseTimings()
         // Recorded before the job's state changes, so whoever watches the state reads them complete.
         func record() {
@@ -95,22 +100,32 @@ extension Coordinator {
                 if let made = audioAhead.take(id) { return made }
                 return try AudioTranscoder.run(plan)
             }
-            _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
-                try Stitcher.stitch(plan: plan, loadSegment: { k throws(TesseraError) in try ResultSpool.load(records[k]?.spooled, segment: k) },
-                                    audio: audio, to: temporary)
-            }
-            _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
-                try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+            let load = { (k: Int) throws(TesseraError) in try ResultSpool.load(records[k]?.spooled, segment: k) }
+            if let ladder {
+                _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
+                    try LadderPackager.package(plan: plan, loadSegment: load, audio: audio, into: ladder)
+                }
+                _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
+                    try ladder.verify(plan: plan, audio: audio)
+                }
+            } else {
+                _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
+                    try Stitcher.stitch(plan: plan, loadSegment: load, audio: audio, to: temporary)
+                }
+                _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
+                    try Verifier.verify(temporary, Verifier.expectation(for: plan, audio: audio))
+                }
             }
         } catch {
             record()
-            try? FileManager.default.removeItem(atPath: temporary)
+            discard()
             if error.kind == .stitch, let k = error.segment, (try? store.job(id).state) == .stitching {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
-            } else if error.kind != .input, let fault = LocalFault.output(job.output, needing: Self.outputEstimate(records.values)) {
+            } else if error.kind != .input,
+                      let fault = LocalFault.output(ladder?.faultPath ?? job.output, needing: Self.outputEstimate(records.values)) {
                 // Not the job's fault: it waits for space and is stitched again.
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
@@ -122,25 +137,25 @@ extension Coordinator {
         // The input replaced while the audio was read, or another coordinator took the job over: this
         // output is not to be the job's.
         do throws(TesseraError) { try plan.checkInput() } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
+            discard()
             events.withValue { $0.append(.failed(id, error.description)) }
             return
         }
         guard try store.holds(id, coordinator: options.coordinatorID) else {
-            try? FileManager.default.removeItem(atPath: temporary)
+            discard()
             events.withValue { $0.append(.released(id)) }
             return
         }
         // Canceled while stitching: the output never appears.
         guard try store.job(id).state == .stitching else {
-            try? FileManager.default.removeItem(atPath: temporary)
+            discard()
             events.withValue { $0.append(.stitched(id)) }
             return
         }
         do throws(TesseraError) {
-            try OutputPath.commit(temporary, to: job.output)
+            if let ladder { try ladder.commit() } else { try OutputPath.commit(temporary, to: job.output) }
         } catch {
-            if let fault = LocalFault.output(job.output, needing: 0) {
+            if let fault = LocalFault.output(ladder?.faultPath ?? job.output, needing: 0) {
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
                 events.withValue { $0.append(.failed(id, error.description)) }
@@ -151,7 +166,7 @@ extension Coordinator {
             try store.setState(id, to: .done)
         } catch {
             // Canceled between the check and the rename.
-            try? FileManager.default.removeItem(atPath: job.output)
+            if let ladder { ladder.removePlaced() } else { try? FileManager.default.removeItem(atPath: job.output) }
             throw error
         }
         logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
@@ -161,7 +176,8 @@ extension Coordinator {
 
 extension Coordinator {
     /// About what the output of these segments needs on disk: the video, and a margin for the audio and
-    /// the MP4's index (a tenth, and half a megabyte).
+    /// the MP4's index (a tenth, and half a megabyte). A ladder's results hold every rung, so its outputs are
+    /// covered too (the audio once per rung only with `--audio-per-rung` or per-rung files, within the margin).
     static func outputEstimate(_ segments: some Collection<SegmentRecord>) -> Int64 {
         let video = segments.reduce(Int64(0)) { $0 + ($1.sizeBytes ?? 0) }
         return video + video / 10 + (512 << 10)

@@ -172,7 +172,7 @@ struct LocalJobService: Service {
             source = directory.appendingPathComponent("sample.mp4").path
             try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
         }
-        try OutputPath.check(request.output, input: source)
+        try OutputPath.check(request.output, input: source, ladder: request.spec.ladder)
         var seconds = 0.0
         // The path the job records, so that the coordinator can take this probe for its own.
         let probe = try Stopwatch.time(&seconds) { () throws(TesseraError) in

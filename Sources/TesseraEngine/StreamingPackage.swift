@@ -8,12 +8,14 @@ public enum StreamingPackage {
     public static let manifestName = "manifest.mpd"
 
     /// Writes every playlist and the MPD under `root` and returns their paths, the master first and the MPD last.
+    /// A nil `master` writes no HLS playlist, a nil `manifest` no MPD.
     @discardableResult
-    public static func write(_ presentation: PackagedPresentation, to root: String) throws(StreamingPackageError) -> [String] {
-        let files: [(path: String, contents: String)]
+    public static func write(_ presentation: PackagedPresentation, to root: String, master: String? = masterName,
+                             manifest: String? = manifestName) throws(StreamingPackageError) -> [String] {
+        var files: [(path: String, contents: String)] = []
         do throws(PackagingError) {
-            files = try HLSPlaylist.files(presentation, masterPath: masterName).map { ($0.path, $0.contents) }
-                + [(manifestName, try DASHManifest.render(presentation))]
+            if let master { files = try HLSPlaylist.files(presentation, masterPath: master).map { ($0.path, $0.contents) } }
+            if let manifest { files.append((manifest, try DASHManifest.render(presentation))) }
         } catch {
             throw StreamingPackageError(.presentation, error.description, packaging: error)
         }

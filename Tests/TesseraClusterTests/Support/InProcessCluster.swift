@@ -63,9 +63,10 @@ final class InProcessCluster: Sendable {
     }
 
     /// Queues a job of the clip into `name` in the directory, in half-second segments.
-    func submit(_ input: String, output name: String) throws -> (id: String, output: String) {
+    func submit(_ input: String, output name: String, ladder: LadderSpec? = nil) throws -> (id: String, output: String) {
         let output = directory.appendingPathComponent(name).path
-        let spec = JobSpec(settings: EncoderSettings(preset: "ultrafast"), segmentSeconds: 0.5)
+        var spec = JobSpec(settings: EncoderSettings(preset: "ultrafast"), segmentSeconds: 0.5)
+        spec.ladder = ladder
         return (try database.submit(input: input, output: output, spec: spec), output)
     }
 

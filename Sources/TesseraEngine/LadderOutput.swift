@@ -1,0 +1,82 @@
+import Foundation
+import TesseraCore
+
+/// Where a ladder job's outputs go, and how they get there whole: HLS/DASH is one folder (the output path's
+/// parent, `DIR/master.m3u8`), written as a hidden sibling and renamed into place after verification; `.files`
+/// is one MP4 per rung beside the output path (`out_720p.mp4`), each written to a hidden temporary first.
+public struct LadderOutput: Sendable {
+    public let output: String
+    public let packaging: LadderSpec.Packaging
+    /// The rungs kept, in the ladder's order.
+    public let rungs: [Ladder.Rung]
+    /// What the job leaves: the folder, or each rung's file in rung order.
+    public let places: [String]
+    /// Where each of `places` is written before it is verified (same directory, so a rename moves it).
+    public let temporaries: [String]
+
+    public init(output: String, spec: LadderSpec, rungs: [Ladder.Rung]) {
+        self.output = output
+        packaging = spec.packaging
+        self.rungs = rungs
+        if spec.packaging.isStreaming {
+            let folder = OutputPath.streamingFolder(of: output)
+            places = [folder]
+            temporaries = [OutputPath.hiddenSibling(of: folder, tag: "tmp")]
+        } else {
+            places = rungs.map { $0.outputPath(for: output) }
+            temporaries = places.map { OutputPath.temporary(for: $0, pathExtension: URL(fileURLWithPath: $0).pathExtension) }
+        }
+    }
+
+    /// The job's ladder outputs for `plan`, or nil for a single-output job.
+    public init?(plan: JobPlan, output: String) {
+        guard let ladder = plan.ladder else { return nil }
+        self.init(output: output, spec: ladder.spec, rungs: ladder.resolved.rungs.map(\.rung))
+    }
+
+    /// The streaming folder's temporary (valid for HLS/DASH only).
+    public var temporaryFolder: String { temporaries[0] }
+
+    /// The master playlist's name in the folder: the output's own name when it is a playlist, else the default.
+    public var masterName: String? {
+        guard packaging.writesHLS else { return nil }
+        let name = URL(fileURLWithPath: output).lastPathComponent
+        return name.lowercased().hasSuffix(".m3u8") ? name : StreamingPackage.masterName
+    }
+
+    /// The MPD's name in the folder: the output's own name when it is an MPD, else the default.
+    public var manifestName: String? {
+        guard packaging.writesDASH else { return nil }
+        let name = URL(fileURLWithPath: output).lastPathComponent
+        return name.lowercased().hasSuffix(".mpd") ? name : StreamingPackage.manifestName
+    }
+
+    /// The path whose directory's space and permissions decide whether a failure is the disk's: the folder or a file.
+    public var faultPath: String { places[0] }
+
+    /// Moves every verified temporary into place. An existing folder is replaced (the command refused it before
+    /// the job began unless told to overwrite); a file already moved is removed again if a later one fails.
+    public func commit() throws(TesseraError) {
+        guard packaging.isStreaming else {
+            for (index, temporary) in temporaries.enumerated() {
+                do { try OutputPath.commit(temporary, to: places[index]) } catch {
+                    for placed in places[..<index] { try? FileManager.default.removeItem(atPath: placed) }
+                    for rest in temporaries[(index + 1)...] { try? FileManager.default.removeItem(atPath: rest) }
+                    throw error
+                }
+            }
+            return
+        }
+        try OutputPath.commitFolder(temporaryFolder, to: places[0])
+    }
+
+    /// Removes whatever of the outputs is still temporary.
+    public func discard() {
+        for temporary in temporaries { try? FileManager.default.removeItem(atPath: temporary) }
+    }
+
+    /// Removes the outputs after they were moved into place (the job was canceled between the check and the rename).
+    public func removePlaced() {
+        for place in places { try? FileManager.default.removeItem(atPath: place) }
+    }
+}
