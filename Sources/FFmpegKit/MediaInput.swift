@@ -105,6 +105,15 @@ public final class MediaInput {
         return true
     }
 
+    /// Reads only `stream`'s packets from now on (the others are discarded, and demuxers that fetch streams
+    /// separately, such as DASH's, stop fetching them).
+    public func readOnly(stream: Int) {
+        guard let context else { return }
+        for i in 0..<Int(context.pointee.nb_streams) {
+            context.pointee.streams[i]?.pointee.discard = i == stream ? AVDISCARD_DEFAULT : AVDISCARD_ALL
+        }
+    }
+
     /// Seeks so that the next packets of `stream` start at or before `timestamp` (in its time base).
     /// Demuxers differ in precision; callers must check where they landed.
     public func seek(stream: Int, toOrBefore timestamp: Int64) throws(FFmpegError) {

@@ -193,7 +193,9 @@ struct LocalJobService: Service {
     /// The job's private coordinator, started: it takes the job once queued (`onlyJob`), with this
     /// process's probe of the input (`know`); and the arguments its workers need besides the endpoint.
     func startCoordinator(id: String, url: String, socket: String) throws(StoreError) -> (Coordinator, workerArguments: [String]) {
-        let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
+        // Beside the output: a streaming ladder's folder, not inside it (it is replaced whole).
+        let output = request.spec.ladder?.packaging.isStreaming == true ? OutputPath.streamingFolder(of: request.output)
+            : URL(fileURLWithPath: request.output).standardizedFileURL.path
         let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
             .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

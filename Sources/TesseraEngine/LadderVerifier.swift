@@ -54,7 +54,7 @@ public enum LadderVerifier {
         // audio muxed in is only opened and its video counted; each such rung was read above as a client appends it.
         for name in [destination.masterName, destination.manifestName].compactMap({ $0 }) {
             let path = folder + "/" + name
-            let streams = try read(path)
+            let streams = try name == destination.manifestName && !muxed ? readEach(path) : read(path)
             if muxed, name == destination.manifestName {
                 let video = streams.filter { $0.info.kind == .video }.count
                 guard video == ladder.rungs.count else {
@@ -136,11 +136,24 @@ public enum LadderVerifier {
     }
 
     /// Reads every packet of `path` and sums up each stream.
-    public static func read(_ path: String) throws(TesseraError) -> [StreamSummary] {
-        let input: MediaInput
-        do { input = try MediaInput(path: path) } catch {
+    /// Every stream of `path`, each read on its own (the others discarded): libavformat 5.1's DASH demuxer, reading
+    /// several Representations at once, ends them all when the first ends, a frame or two short of the others.
+    public static func readEach(_ path: String) throws(TesseraError) -> [StreamSummary] {
+        let count = try open(path).streams.count
+        var summaries: [StreamSummary] = []
+        for stream in 0..<count { summaries.append(try read(path, only: stream)[stream]) }
+        return summaries
+    }
+
+    static func open(_ path: String) throws(TesseraError) -> MediaInput {
+        do { return try MediaInput(path: path) } catch {
             throw TesseraError(.verification, path, "libavformat cannot open it (\(error.message))")
         }
+    }
+
+    public static func read(_ path: String, only: Int? = nil) throws(TesseraError) -> [StreamSummary] {
+        let input = try open(path)
+        if let only { input.readOnly(stream: only) }
         var summaries = input.streams.map { StreamSummary(info: $0) }
         let classifiers = input.streams.map {
             RandomAccessClassifier(codecName: $0.codecName, intraOnly: $0.intraOnly, extradata: $0.parameters.extradata)

@@ -26,6 +26,11 @@ extension OutputPath {
         if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw .output(output, "\(folder) is a file, not a folder")
         }
+        // The folder is replaced whole: only one of renditions (as Tessera writes them) may be, never a folder of
+        // other files (`-o ./master.m3u8 -y` in a home directory).
+        if let foreign = foreignEntry(in: folder) {
+            throw .output(output, "its folder \(folder) holds \(foreign), which is not a rendition: name an empty or new folder")
+        }
         let parent = URL(fileURLWithPath: folder).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .output(output, "directory \(parent) does not exist")
@@ -45,6 +50,20 @@ extension OutputPath {
             return FileManager.default.fileExists(atPath: folder) ? [folder] : []
         }
         return entries.isEmpty ? [] : [folder]
+    }
+
+    /// The first entry of `folder` that a streaming ladder does not write (playlists, MPDs, `NNNp` rung folders,
+    /// `audio`); nil when there is none or no folder.
+    static func foreignEntry(in folder: String) -> String? {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return entries.sorted().first { name in
+            let lower = name.lowercased()
+            if lower.hasSuffix(".m3u8") || lower.hasSuffix(".mpd") { return false }
+            var isDirectory: ObjCBool = false
+            let path = URL(fileURLWithPath: folder).appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return true }
+            return !(name == "audio" || (name.hasSuffix("p") && Int(name.dropLast()) != nil))
+        }
     }
 
     /// The folder of a streaming ladder: the playlist's or MPD's directory, as an absolute, standardized path.
@@ -68,6 +87,11 @@ extension OutputPath {
             guard isDirectory.boolValue else {
                 try? FileManager.default.removeItem(atPath: temporary)
                 throw .output(folder, "is a file, not a folder: the renditions cannot be moved into place")
+            }
+            // Checked again here: files may have been put there since the job was planned.
+            if let foreign = foreignEntry(in: folder) {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw .output(folder, "holds \(foreign), which is not a rendition: it is not replaced")
             }
             let old = hiddenSibling(of: folder, tag: "old")
             guard rename(folder, old) == 0 else {

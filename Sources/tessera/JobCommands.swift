@@ -43,6 +43,7 @@ struct Submit: ParsableCommand {
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
             try overwriting.check(spec.writtenPaths(for: output))
+            try overwriting.check(folders: spec.replacedFolders(for: output))
         } catch {
             throw report.fail(error)
         }

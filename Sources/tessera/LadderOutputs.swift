@@ -3,11 +3,18 @@ import TesseraEngine
 
 /// The files a ladder job writes, as `transcode` and `submit` check them and `transcode` reports them.
 extension JobSpec {
-    /// What `-y` must allow to be replaced: the output, or beside `-o out.mp4` one file per rung asked for
-    /// (`out_720p.mp4`); which rungs the source drops is known only once the job is planned.
+    /// What `-y` must allow to be replaced: the output; beside `-o out.mp4` the file of every rung asked for
+    /// (`out_720p.mp4`; which rungs the source drops is known only once the job is planned); a streaming
+    /// ladder's folder when it is not empty.
     func writtenPaths(for output: String) -> [String] {
-        guard let ladder, ladder.packaging == .files else { return [output] }
+        guard let ladder, ladder.packaging == .files else { return ladder == nil ? [output] : [] }
         return ladder.ladder.rungs.map { $0.outputPath(for: output) }
+    }
+
+    /// A streaming ladder's folder when it holds anything: what `-y` must allow to be replaced whole.
+    func replacedFolders(for output: String) -> [String] {
+        guard let ladder, ladder.packaging.isStreaming else { return [] }
+        return OutputPath.existing(output, ladder: ladder)
     }
 }
 

@@ -20,6 +20,12 @@ struct OverwriteOptions: ParsableArguments {
             throw .output(path, "already exists: give -y to overwrite it")
         }
     }
+
+    /// Refuses a streaming ladder's folder that holds anything (`OutputPath.existing`), unless `-y`.
+    func check(folders: [String]) throws(TesseraError) {
+        guard !overwrite, let folder = folders.first else { return }
+        throw .output(folder, "already holds renditions: give -y to replace the folder")
+    }
 }
 
 /// Paths that name no file: URLs and `-` (ffmpeg's standard input and output).

@@ -64,6 +64,7 @@ struct Transcode: AsyncParsableCommand {
             if spec.ladder != nil, extras.thumbnail != nil { throw TesseraError(.settings, "--thumbnail", "is not made for a --ladder job") }
             try extras.check(input: input, output: output)
             try overwriting.check(spec.writtenPaths(for: output) + (extras.thumbnail.map { [$0] } ?? []))
+            try overwriting.check(folders: spec.replacedFolders(for: output))
             request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,
                                              store: database.explicitURL.map { .url($0) } ?? .embedded(database.embedded),
                                              binary: Self.executablePath)

@@ -28,6 +28,12 @@ import TesseraTestSupport
         #expect(refused(input + "/master.m3u8", Self.streaming), "the folder is a file")
         #expect(refused(root + "/in.m3u8", Self.files), "a files ladder writes MP4")
         #expect(refused(root + "/in.mp4", Self.files) == false, "in_720p.mp4 and in_360p.mp4 are not the input")
+        // A folder is replaced whole: only one of renditions may be, never one of other files.
+        try FileManager.default.createDirectory(atPath: root + "/home/720p", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: root + "/home/master.m3u8", contents: Data())
+        #expect(refused(root + "/home/master.m3u8", Self.streaming) == false, "an earlier ladder's folder")
+        FileManager.default.createFile(atPath: root + "/home/notes.txt", contents: Data())
+        #expect(refused(root + "/home/master.m3u8", Self.streaming), "a folder holding other files")
     }
 
     @Test func existingOutputsAreWhatOverwriteMustAllow() throws {
@@ -47,7 +53,8 @@ import TesseraTestSupport
         let root = Fixtures.output("ladder-commit")
         try FileManager.default.createDirectory(atPath: root + "/hls", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        FileManager.default.createFile(atPath: root + "/hls/old.ts", contents: Data())
+        try FileManager.default.createDirectory(atPath: root + "/hls/1080p", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: root + "/hls/1080p/init.mp4", contents: Data())
         let destination = LadderOutput(output: root + "/hls/master.m3u8", spec: Self.streaming, rungs: Self.streaming.ladder.rungs)
         #expect(destination.places == [root + "/hls"])
         #expect(destination.masterName == "master.m3u8" && destination.manifestName == nil)
@@ -56,6 +63,13 @@ import TesseraTestSupport
         try destination.commit()
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/hls") == ["master.m3u8"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["hls"], "nothing left beside it")
+        // Files put in the folder since the check: it is not replaced.
+        FileManager.default.createFile(atPath: root + "/hls/mine.doc", contents: Data())
+        try FileManager.default.createDirectory(atPath: destination.temporaryFolder, withIntermediateDirectories: false)
+        #expect(throws: TesseraError.self) { try destination.commit() }
+        #expect(FileManager.default.fileExists(atPath: root + "/hls/mine.doc"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["hls"], "the temporary folder is gone")
+        try FileManager.default.removeItem(atPath: root + "/hls/mine.doc")
 
         let both = LadderOutput(output: root + "/x/stream.mpd", spec: LadderSpec(ladder: Self.streaming.ladder, packaging: .hlsAndDash),
                                 rungs: Self.streaming.ladder.rungs)
