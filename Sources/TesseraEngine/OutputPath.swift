@@ -1,4 +1,5 @@
 import Foundation
+import TesseraCore
 
 /// The output is written to a temporary file beside it and renamed into place only once verified,
 /// so a failed job leaves nothing at the output path.
@@ -13,6 +14,18 @@ public enum OutputPath {
             throw .output(output, "is the input file")
         }
         try checkWritable(output)
+    }
+
+    /// The naming mistakes said before any other check (an existing output's): the output is the input, or a
+    /// directory. A streaming ladder's output names a playlist in a folder, checked with the job.
+    public static func checkNaming(_ output: String, input: String?, ladder: LadderSpec?) throws(TesseraError) {
+        guard ladder?.packaging.isStreaming != true else { return }
+        let path = URL(fileURLWithPath: output).standardizedFileURL.path
+        if let input, URL(fileURLWithPath: input).standardizedFileURL.path == path { throw .output(output, "is the input file") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .output(output, "is a directory: name the output file in it (\(output.hasSuffix("/") ? output : output + "/")out.mp4)")
+        }
     }
 
     /// Refuses a path whose directory is missing or read-only, or that is a directory itself.

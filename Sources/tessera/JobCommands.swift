@@ -42,6 +42,7 @@ struct Submit: ParsableCommand {
             let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
+            try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
             try overwriting.check(spec.writtenPaths(for: output))
             try overwriting.check(folders: spec.replacedFolders(for: output))
         } catch {

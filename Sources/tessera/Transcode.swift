@@ -63,6 +63,7 @@ struct Transcode: AsyncParsableCommand {
             let workers = workerCount(threads: spec.settings.threads)
             if spec.ladder != nil, extras.thumbnail != nil { throw TesseraError(.settings, "--thumbnail", "is not made for a --ladder job") }
             try extras.check(input: input, output: output)
+            try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
             try overwriting.check(spec.writtenPaths(for: output) + (extras.thumbnail.map { [$0] } ?? []))
             try overwriting.check(folders: spec.replacedFolders(for: output))
             request = LocalTranscode.Request(input: input, output: output, spec: spec, workers: workers,

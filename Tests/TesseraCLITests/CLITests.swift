@@ -144,6 +144,35 @@ import TesseraTestSupport
         #expect(notices == ["tessera: --ladder: dropped 1080 and 720: above the source's 240 rows"], "\(result.stderr)")
     }
 
+    /// The output that is the input, or a directory, is named as such before anything else (even an existing output).
+    @Test func theOutputIsNamedForWhatItIsFirst() throws {
+        let dir = Fixtures.directory.appendingPathComponent("naming-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = dir + "/in.mp4"
+        try FileManager.default.copyItem(atPath: try SourceKind.closedGOPWithBFrames.make(), toPath: input)
+        for command in ["transcode", "submit"] {
+            let same = try Tool.run(binary, [command, input, "-o", input, "--data-dir", dir + "/db"])
+            #expect(same.status == 1 && same.stderr == "tessera: \(input): is the input file\n", "\(same.stderr)")
+            let folder = try Tool.run(binary, [command, input, "-o", dir + "/sub", "--data-dir", dir + "/db"])
+            #expect(folder.status == 1 && folder.stderr == "tessera: \(dir)/sub: is a directory: name the output file in it (\(dir)/sub/out.mp4)\n",
+                    "\(folder.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/db"), "refused before the job store is touched")
+    }
+
+    /// `keygen` makes the folder it writes into (`/etc/tessera` on a fresh host), readable by its owner only.
+    @Test func keygenMakesItsFolder() throws {
+        let dir = Fixtures.directory.appendingPathComponent("keygen-\(UUID().uuidString.prefix(6))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let result = try Tool.run(binary, ["keygen", dir + "/etc/tessera/coordinator"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/etc/tessera/coordinator.key"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/etc/tessera/coordinator.pub"))
+        let mode = try FileManager.default.attributesOfItem(atPath: dir + "/etc/tessera")[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+    }
+
     @Test func impossibleSettingsFailBeforeWork() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let output = Fixtures.output("bad-settings.mp4")

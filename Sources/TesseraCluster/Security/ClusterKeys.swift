@@ -79,6 +79,8 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
         let keyFile = name + ".key", publicFile = name + ".pub"
         guard CurveKeyPair.available else { throw SecurityError(.curveUnavailable, keyFile) }
         for path in [keyFile, publicFile] where FileManager.default.fileExists(atPath: path) { throw SecurityError(.exists, path) }
+        // A fresh host has no /etc/tessera yet: the folder is made, readable by its owner only.
+        try makeFolder(URL(fileURLWithPath: keyFile).deletingLastPathComponent().path)
         let keys = try CurveKeyPair.generate()
         let label = URL(fileURLWithPath: name).lastPathComponent
         try write(KeyFiles.SecretKey(publicKey: keys.publicKey, secretKey: keys.secretKey).text(name: label), to: keyFile, mode: 0o600)
@@ -89,6 +91,15 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
             throw error
         }
         return (keyFile, publicFile, keys)
+    }
+
+    /// Creates `folder` and the folders above it that are missing, mode 0700.
+    static func makeFolder(_ folder: String) throws(SecurityError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) { return }
+        let parent = URL(fileURLWithPath: folder).deletingLastPathComponent().path
+        if parent != folder { try makeFolder(parent) }
+        guard mkdir(folder, 0o700) == 0 || errno == EEXIST else { throw SecurityError(.io(errno: errno), folder) }
     }
 
     /// Creates `path` exclusively with `mode` (never replacing a file), and writes `text`.
