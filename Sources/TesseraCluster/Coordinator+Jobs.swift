@@ -55,6 +55,8 @@ extension Coordinator {
                     events.withValue { $0.append(.released(id)) }
                     return
                 }
+                // Rungs above the source are dropped: the job's events say which, as `transcode` does on its terminal.
+                if let notice = plan.ladder?.resolved.notice { try store.recordNote(id, kind: "ladder", detail: notice) }
                 logger.info("planned", metadata: ["job.id": "\(id)", "job.segments": "\(plan.cuts.segments.count)",
                                                   "cluster.encoders.busy": "\(jobOptions.load?.encoders ?? 0)",
                                                   "cluster.work.ahead": "\(Int((jobOptions.load?.queuedWork ?? 0) / 1e6))Mpx",

@@ -70,6 +70,8 @@ public protocol CoordinatorStore: AnyObject {
     func reapExpiredLeases(attemptLimit: Int) throws(StoreError) -> (returned: [Lease], failedJobs: [String])
     func complete(_ completions: [JobStore.Completion]) throws(StoreError) -> Set<Int>
     func recordRefusal(_ jobID: String, _ index: Int, worker: String, reason: String) throws(StoreError)
+    /// Adds an event of `kind` to the job's events (what planning decided that the user should read).
+    func recordNote(_ jobID: String, kind: String, detail: String) throws(StoreError)
 
     // MARK: Workers and coordinators
 

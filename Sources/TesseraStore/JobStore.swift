@@ -431,6 +431,11 @@ public final class JobStore {
     }
 
     /// Notes in the job's events that a result or failure from `worker` was refused, and why.
+    public func recordNote(_ jobID: String, kind: String, detail: String) throws(StoreError) {
+        _ = try run("recording a note", "INSERT INTO job_events (job_id, to_state, detail) SELECT id, $2, $3 FROM jobs WHERE id = $1::uuid",
+                    [jobID, kind, detail])
+    }
+
     public func recordRefusal(_ jobID: String, _ index: Int, worker: String, reason: String) throws(StoreError) {
         _ = try run("recording a refused result", """
             INSERT INTO job_events (job_id, segment_index, to_state, detail)

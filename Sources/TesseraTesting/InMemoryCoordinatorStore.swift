@@ -371,6 +371,13 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         }
     }
 
+    public func recordNote(_ jobID: String, kind: String, detail: String) throws(StoreError) {
+        try transaction { t in
+            guard t.jobs[jobID] != nil else { return }
+            t.log(.init(jobID: jobID, segmentIndex: nil, from: nil, to: kind, detail: detail))
+        }
+    }
+
     public func recordRefusal(_ jobID: String, _ index: Int, worker: String, reason: String) throws(StoreError) {
         try transaction { t in
             guard t.jobs[jobID] != nil else { return }

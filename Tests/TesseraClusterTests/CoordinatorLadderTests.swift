@@ -33,7 +33,9 @@ struct CoordinatorLadderTests {
         let cluster = try InProcessCluster()
         defer { cluster.shutdown() }
         let input = try cluster.makeClip()
-        let job = try cluster.submit(input, output: "out.mp4", ladder: try Self.ladder(.files))
+        var spec = try Self.ladder(.files)
+        spec.ladder = try Ladder(parsing: "1080,90,60")
+        let job = try cluster.submit(input, output: "out.mp4", ladder: spec)
         cluster.startWorker("worker-a", slots: 2)
 
         let ended = try #require(try cluster.waitForEnd(job.id))
@@ -42,5 +44,9 @@ struct CoordinatorLadderTests {
         let low = try InProcessCluster.probe(cluster.directory.appendingPathComponent("out_60p.mp4").path)
         #expect(low.frames == 50 && low.height == 60)
         #expect(try InProcessCluster.probe(cluster.directory.appendingPathComponent("out_90p.mp4").path).height == 90)
+        // The rung above the source is dropped, and the job's events say so.
+        let notes = cluster.database.events(job.id).filter { $0.to == "ladder" }.compactMap(\.detail)
+        #expect(notes.contains { $0.hasPrefix("--ladder: dropped 1080: above the source's") }, "\(notes)")
+        #expect(!FileManager.default.fileExists(atPath: cluster.directory.appendingPathComponent("out_1080p.mp4").path))
     }
 }
