@@ -13,7 +13,7 @@ import TesseraTestSupport
     /// Every rung listed in the master playlist holds every source frame in its place, with keyframes at the same
     /// instants in every rung.
     static func expectCompleteAndFrameExact(_ folder: URL, source: String) throws {
-        let output = try LadderOutput(folder: folder)
+        let output = try LadderFolder(folder: folder)
         #expect(output.variants.count == heights.count, "\(output.master)")
         let sourceFrames = try Probe.frames(source)
         var keyframes: [[String]] = []

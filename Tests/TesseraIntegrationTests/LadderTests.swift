@@ -27,20 +27,23 @@ import TesseraTestSupport
         return try sandbox.tessera(arguments)
     }
 
-    /// The ladder transcoded once to HLS with DASH beside it, shared by the tests that read it.
-    static let hls = Result { () throws -> LadderOutput in
-        let sandbox = try Sandbox("ladder-hls")
+    /// The ladder transcoded to `-o FOLDER/master.m3u8` with `extra` options, in a sandbox of its own.
+    static func transcode(_ name: String, _ extra: [String] = []) throws -> LadderFolder {
+        let sandbox = try Sandbox(name)
         let folder = sandbox.directory.appendingPathComponent("out")
         let made = try tessera(sandbox, ["transcode", try source(), "-o", folder.appendingPathComponent("master.m3u8").path,
-                                         "--ladder", ladder, "--also-dash", "--hls-time", "\(segmentSeconds)", "--preset", "veryfast"])
-        guard made.status == 0 else { throw ToolError("transcode --ladder: \(made.stderr)") }
-        return try LadderOutput(folder: folder)
+                                         "--ladder", ladder, "--hls-time", "\(segmentSeconds)", "--preset", "veryfast"] + extra)
+        guard made.status == 0 else { throw ToolError("transcode --ladder \(extra): \(made.stderr)") }
+        return try LadderFolder(folder: folder)
     }
+
+    /// The ladder transcoded once to HLS, shared by the tests that read it.
+    static let hls = Result { try transcode("ladder-hls") }
 
     @Test func theFolderHasARungFolderEachAndTheAudio() throws {
         let output = try Self.hls.get()
         let names = try FileManager.default.contentsOfDirectory(atPath: output.folder.path)
-        #expect(Set(names).isSuperset(of: ["master.m3u8", "manifest.mpd", "audio"] + Self.heights.map { "\($0)p" }), "\(names.sorted())")
+        #expect(Set(names).isSuperset(of: ["master.m3u8", "audio"] + Self.heights.map { "\($0)p" }), "\(names.sorted())")
         #expect(output.variants.map { ($0.uri as NSString).deletingLastPathComponent } == Self.heights.map { "\($0)p" },
                 "one variant per rung, in the ladder's order")
         for rung in try output.variants.map(output.rung) + [try #require(try output.audio())] {
@@ -56,7 +59,7 @@ import TesseraTestSupport
         #expect(!beside.contains { $0.contains("tmp") }, "nothing left beside the output: \(beside)")
     }
 
-    /// Every rung holds every source frame in its place, read through its media playlist and through the MPD.
+    /// Every rung holds every source frame in its place, read through its media playlist.
     @Test func everyRungIsFrameExact() throws {
         let output = try Self.hls.get()
         let source = try Self.source()
@@ -70,14 +73,6 @@ import TesseraTestSupport
             let check = try Probe.frameExactness(source: source, output: playlist)
             #expect(check.problems.isEmpty, "\(variant.uri): \(check.problems.prefix(5))")
             #expect(check.meanPSNR > 25, "\(variant.uri): mean PSNR \(check.meanPSNR) dB against the source at its size")
-        }
-        // libavformat's dash demuxer ends every stream when the first ends: one stream per run.
-        let mpd = output.path("manifest.mpd")
-        for index in Self.heights.indices {
-            let line = try Tool.ffprobe(["-count_frames", "-select_streams", "v:\(index)", "-show_entries", "stream=height,nb_read_frames",
-                                         "-of", "csv=p=0", mpd]).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            let fields = line.split(separator: ",").compactMap { Int($0) }
-            #expect(fields.count == 2 && Self.heights.contains(fields[0]) && fields[1] == sourceFrames, "manifest.mpd v:\(index): \(line)")
         }
     }
 
@@ -99,7 +94,7 @@ import TesseraTestSupport
                 defer { try? FileManager.default.removeItem(at: joined) }
                 let first = try #require(try Probe.frameTypes(joined.path).first, "\(rung.segments[index]): no frames")
                 #expect(first.key && first.type == "I", "\(rung.segments[index]) starts with \(first)")
-                rungStarts.append(try Probe.span(joined.path, stream: "v:0").start)
+                rungStarts.append(try Probe.start(joined.path, stream: "v:0"))
             }
             starts.append(rungStarts)
         }
@@ -171,7 +166,7 @@ import TesseraTestSupport
             #expect(lines.contains("#EXT-X-PLAYLIST-TYPE:VOD"), "\(uri)")
             #expect(lines.last == "#EXT-X-ENDLIST", "\(uri)")
             let map = try #require(lines.first { $0.hasPrefix("#EXT-X-MAP:") }, "\(uri)")
-            #expect(LadderOutput.attributes(map)["URI"] == "init.mp4", "\(uri): \(map)")
+            #expect(LadderFolder.attributes(map)["URI"] == "init.mp4", "\(uri): \(map)")
             let target = try #require(lines.first { $0.hasPrefix("#EXT-X-TARGETDURATION:") }.flatMap { Int($0.dropFirst(22)) }, "\(uri)")
             let durations = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).prefix { $0 != "," }) }
             #expect(durations.count == Self.seconds / Self.segmentSeconds, "\(uri)")
@@ -180,21 +175,39 @@ import TesseraTestSupport
         }
     }
 
-    /// libavformat reads the whole presentation through each manifest without an error.
-    @Test func ffmpegReadsBothManifests() throws {
+    /// libavformat reads the whole presentation through the master playlist without an error.
+    @Test func ffmpegReadsTheMasterPlaylist() throws {
         let output = try Self.hls.get()
-        for manifest in ["master.m3u8", "manifest.mpd"] {
-            let read = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path(manifest), "-map", "0", "-f", "null", "-"])
-            #expect(read.status == 0 && read.stderr.isEmpty, "\(manifest): \(read.stderr.suffix(800))")
+        let read = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path("master.m3u8"), "-map", "0", "-f", "null", "-"])
+        #expect(read.status == 0 && read.stderr.isEmpty, "\(read.stderr.suffix(800))")
+    }
+
+    /// `--also-dash`: a DASH manifest over the same segments, which libavformat reads whole, every rung with every frame.
+    @Test func alsoDASHWritesAnMPDOverTheSameSegments() throws {
+        let output = try Self.transcode("ladder-dash", ["--also-dash"])
+        let mpd = output.path("manifest.mpd")
+        // Each stream once, by index (ffprobe lists them again under the MPD's program).
+        let streams = Set(try Tool.ffprobe(["-show_entries", "stream=index,codec_type,codec_name,height", "-of", "csv=p=0", mpd])
+            .split(whereSeparator: \.isNewline).map(String.init))
+        #expect(streams.filter { $0.contains(",h264,video,") }.count == Self.heights.count, "\(streams.sorted())")
+        #expect(streams.filter { $0.contains(",aac,audio") }.count == 1, "\(streams.sorted())")
+        let text = try output.text("manifest.mpd")
+        #expect(text.contains("segmentAlignment=\"true\""), "\(text)")
+        #expect(text.contains("<SegmentTemplate") || text.contains("<SegmentList"), "\(text)")
+        #expect(text.contains("contentType=\"audio\""), "an audio AdaptationSet")
+        // The MPD names the HLS rungs' own files: no second set of segments.
+        for height in Self.heights { #expect(text.contains("\(height)p/"), "\(height)p's folder in the MPD") }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: output.folder.path).filter { $0.hasSuffix(".m4s") }
+        #expect(files.count == (Self.heights.count + 1) * Self.seconds / Self.segmentSeconds, "\(files.sorted())")
+        // libavformat's dash demuxer ends every stream when the first ends: one stream per run.
+        for index in Self.heights.indices {
+            let line = try Tool.ffprobe(["-count_frames", "-select_streams", "v:\(index)", "-show_entries", "stream=height,nb_read_frames",
+                                         "-of", "csv=p=0", mpd]).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            let fields = line.split(separator: ",").compactMap { Int($0) }
+            #expect(fields.count == 2 && Self.heights.contains(fields[0]) && fields[1] == Self.seconds * Self.rate, "manifest.mpd v:\(index): \(line)")
         }
-        let streams = try Tool.ffprobe(["-show_entries", "stream=codec_type,codec_name,height", "-of", "csv=p=0", output.path("manifest.mpd")])
-            .split(whereSeparator: \.isNewline).map(String.init)
-        #expect(streams.filter { $0.hasPrefix("h264,video") }.count == Self.heights.count, "\(streams)")
-        #expect(streams.filter { $0.hasPrefix("aac,audio") }.count == 1, "\(streams)")
-        let mpd = try output.text("manifest.mpd")
-        #expect(mpd.contains("segmentAlignment=\"true\""), "\(mpd)")
-        #expect(mpd.contains("<SegmentTemplate") || mpd.contains("<SegmentList"), "\(mpd)")
-        #expect(mpd.contains("contentType=\"audio\""), "an audio AdaptationSet")
+        let read = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", mpd, "-map", "0", "-f", "null", "-"])
+        #expect(read.status == 0 && read.stderr.isEmpty, "manifest.mpd: \(read.stderr.suffix(800))")
     }
 
     /// The audio lasts as long as the source's, and so does every rung's video.
@@ -246,7 +259,7 @@ import TesseraTestSupport
         let made = try Self.tessera(sandbox, ["transcode", try Self.source(), "-o", folder.appendingPathComponent("master.m3u8").path,
                                               "--ladder", "240,144", "--audio-per-rung", "--hls-time", "2", "--preset", "veryfast"])
         try #require(made.status == 0, "\(made.stderr)")
-        let output = try LadderOutput(folder: folder)
+        let output = try LadderFolder(folder: folder)
         #expect(!output.media.contains { $0["TYPE"] == "AUDIO" }, "\(output.master)")
         #expect(output.variants.count == 2)
         for variant in output.variants {
@@ -270,7 +283,7 @@ import TesseraTestSupport
         let made = try Self.tessera(sandbox, ["transcode", silent, "-o", folder.appendingPathComponent("master.m3u8").path,
                                               "--ladder", "180,144", "--hls-time", "1", "--preset", "veryfast"])
         try #require(made.status == 0, "\(made.stderr)")
-        let output = try LadderOutput(folder: folder)
+        let output = try LadderFolder(folder: folder)
         #expect(output.media.isEmpty && !output.master.contains("mp4a"), "\(output.master)")
         #expect(output.variants.allSatisfy { $0.attributes["AUDIO"] == nil })
         #expect(!FileManager.default.fileExists(atPath: output.path("audio")))

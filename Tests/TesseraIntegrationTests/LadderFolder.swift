@@ -3,7 +3,7 @@ import TesseraTestSupport
 
 /// A ladder's HLS output as its master playlist lists it, read back with the playlist text and ffprobe (an
 /// independent reader), never with Tessera's own types.
-struct LadderOutput {
+struct LadderFolder {
     /// An `#EXT-X-STREAM-INF` (or `#EXT-X-I-FRAME-STREAM-INF`) entry: its attributes and the media playlist it names.
     struct Variant {
         var attributes: [String: String]
@@ -101,6 +101,14 @@ enum Probe {
         let ends = rows.compactMap { row -> Double? in row.count >= 2 ? row[0].flatMap { pts in row[1].map { pts + $0 } } : nil }
         guard let start = starts.min(), let end = ends.max() else { throw ToolError("no \(stream) packets in \(input)") }
         return (start, end)
+    }
+
+    /// The earliest presentation time (seconds) of a stream's packets.
+    static func start(_ input: String, stream: String) throws -> Double {
+        let times = try Tool.ffprobe(["-select_streams", stream, "-show_entries", "packet=pts_time", "-of", "csv=p=0", input])
+            .split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: CharacterSet(charactersIn: ", "))) }
+        guard let first = times.min() else { throw ToolError("no \(stream) packets in \(input)") }
+        return first
     }
 
     /// Per decoded frame of one file: whether it is a keyframe and its picture type, in presentation order.
