@@ -87,30 +87,40 @@ def photo_clips(real):
     cuts, camera = os.path.join(real, "photos-cuts.mp4"), os.path.join(real, "photos-camera.mp4")
     if os.path.exists(cuts) and os.path.exists(camera):
         return
-    folder = photographs(real)
     with tempfile.TemporaryDirectory() as tmp:
-        scenes = []
-        for i, p in enumerate(PHOTOS):
-            image = glob.glob(os.path.join(folder, p + ".*"))[0]
-            z, x, y = MOVES[i % len(MOVES)]
-            scene = os.path.join(tmp, f"scene{i}.mkv")
-            note(f"photos: scene {i} ({p})")
-            ffmpeg("-loop", "1", "-framerate", "30", "-t", "6", "-i", image, "-vf",
-                   f"scale=2560:-2,crop=2560:1440,zoompan=z='{z}':x='{x}':y='{y}':d=1:s=1280x720:fps=30,"
-                   "noise=alls=4:allf=t,format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "4", scene)
-            scenes.append(scene)
-        listing = os.path.join(tmp, "list.txt")
-        with open(listing, "w") as f:
-            f.writelines(f"file '{s}'\n" for s in scenes)
-        common = ["-f", "concat", "-safe", "0", "-i", listing, "-f", "lavfi", "-i", "anoisesrc=c=pink:a=0.05:r=48000",
-                  "-t", "48", "-map", "0:v", "-map", "1:a", "-c:a", "aac", "-b:a", "128k", "-c:v", "libx264", "-preset", "medium",
-                  "-crf", "18"]
+        scenes = photo_scenes(real, tmp, 1280, 720, len(PHOTOS))
         note("photos: photos-cuts.mp4")
-        ffmpeg(*common, cuts + ".part.mp4")
-        os.rename(cuts + ".part.mp4", cuts)
+        photo_concat(scenes, tmp, 48, [], cuts)
         note("photos: photos-camera.mp4")
-        ffmpeg(*common, "-g", "48", "-keyint_min", "48", "-sc_threshold", "0", "-bf", "2", camera + ".part.mp4")
-        os.rename(camera + ".part.mp4", camera)
+        photo_concat(scenes, tmp, 48, ["-g", "48", "-keyint_min", "48", "-sc_threshold", "0", "-bf", "2"], camera)
+
+
+def photo_scenes(real, tmp, width, height, count):
+    """`count` scenes of 6 s at width x height, 30 fps: a camera move over each photograph in turn, with grain."""
+    folder = photographs(real)
+    scenes = []
+    for i in range(count):
+        p = PHOTOS[i % len(PHOTOS)]
+        image = glob.glob(os.path.join(folder, p + ".*"))[0]
+        z, x, y = MOVES[i % len(MOVES)]
+        scene = os.path.join(tmp, f"scene{i}.mkv")
+        note(f"photos: scene {i} ({p}, {width}x{height})")
+        ffmpeg("-loop", "1", "-framerate", "30", "-t", "6", "-i", image, "-vf",
+               f"scale={2 * width}:-2,crop={2 * width}:{2 * height},zoompan=z='{z}':x='{x}':y='{y}':d=1:s={width}x{height}:fps=30,"
+               "noise=alls=4:allf=t,format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "4", scene)
+        scenes.append(scene)
+    return scenes
+
+
+def photo_concat(scenes, tmp, seconds, extra, out):
+    """The scenes joined into `seconds` of H.264 (medium, CRF 18, `extra` options) with pink noise AAC, written to `out`."""
+    listing = os.path.join(tmp, "list.txt")
+    with open(listing, "w") as f:
+        f.writelines(f"file '{s}'\n" for s in scenes)
+    ffmpeg("-f", "concat", "-safe", "0", "-i", listing, "-f", "lavfi", "-i", "anoisesrc=c=pink:a=0.05:r=48000",
+           "-t", str(seconds), "-map", "0:v", "-map", "1:a", "-c:a", "aac", "-b:a", "128k", "-c:v", "libx264", "-preset", "medium",
+           "-crf", "18", *extra, out + ".part.mp4")
+    os.rename(out + ".part.mp4", out)
 
 
 def clips(tessera, cache):
