@@ -66,7 +66,8 @@ extension JobPlanner {
         do {
             resolved = try spec.ladder.resolve(for: source, settings: settings, picture: picture)
         } catch {
-            throw TesseraError(.settings, "--ladder", error.description)
+            // The ladder's line names the option itself.
+            throw TesseraError(.settings, "", error.description)
         }
         var rungs: [SegmentTask.RungEncoding] = []
         for rung in resolved.rungs {
