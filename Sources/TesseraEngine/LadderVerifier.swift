@@ -135,13 +135,11 @@ public enum LadderVerifier {
         }
     }
 
-    /// Reads every packet of `path` and sums up each stream.
     /// Every stream of `path`, each read on its own (the others discarded): libavformat 5.1's DASH demuxer, reading
     /// several Representations at once, ends them all when the first ends, a frame or two short of the others.
     public static func readEach(_ path: String) throws(TesseraError) -> [StreamSummary] {
-        let count = try open(path).streams.count
-        var summaries: [StreamSummary] = []
-        for stream in 0..<count { summaries.append(try read(path, only: stream)[stream]) }
+        var summaries = try read(path, only: 0)
+        for stream in summaries.indices.dropFirst() { summaries[stream] = try read(path, only: stream)[stream] }
         return summaries
     }
 
@@ -151,6 +149,7 @@ public enum LadderVerifier {
         }
     }
 
+    /// Reads every packet of `path` (of stream `only`, when given) and sums up each stream.
     public static func read(_ path: String, only: Int? = nil) throws(TesseraError) -> [StreamSummary] {
         let input = try open(path)
         if let only { input.readOnly(stream: only) }
