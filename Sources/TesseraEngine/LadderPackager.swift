@@ -27,7 +27,7 @@ public enum LadderPackager {
             return Report(presentation: nil, manifests: [])
         }
         let folder = destination.temporaryFolder
-        let first = try checked(try loadSegment(0), 0, plan: plan, reference: nil)
+        let first = try loadSegment(0).checked(0, plan: plan, reference: nil)
         let headers = (0..<ladder.rungs.count).map { first.rung($0).header.extradata }
         let timeBase = plan.output.timeBase
         guard ladder.rungs.allSatisfy({ $0.output.timeBase == timeBase }) else {
@@ -50,7 +50,7 @@ public enum LadderPackager {
                 try makeFolder(directory)
                 let rendition = try CMAFWriter.writeVideo(video, segmentCount: plan.cuts.segments.count, loadSegment: { k throws(TesseraError) in
                     do throws(TesseraError) {
-                        return try (k == 0 ? first : checked(try loadSegment(k), k, plan: plan, reference: first.header.extradata)).rung(r)
+                        return try (k == 0 ? first : loadSegment(k).checked(k, plan: plan, reference: first.header.extradata)).rung(r)
                     } catch {
                         refused = error
                         throw error
@@ -75,21 +75,6 @@ public enum LadderPackager {
         } catch {
             throw TesseraError(.stitch, destination.output, error.description)
         }
-    }
-
-    /// A loaded result checked as the stitcher checks one: in its place, with the plan's frames and the job's headers.
-    static func checked(_ segment: EncodedSegment, _ k: Int, plan: JobPlan, reference: [UInt8]?) throws(TesseraError) -> EncodedSegment {
-        guard segment.header.index == k else { throw TesseraError(.stitch, segment: k, "spool holds segment \(segment.header.index) in its place") }
-        guard segment.rungCount == plan.rungCount else {
-            throw TesseraError(.stitch, segment: k, "holds \(segment.rungCount) rungs, the plan has \(plan.rungCount)")
-        }
-        if let reference, segment.header.extradata != reference {
-            throw TesseraError(.stitch, segment: k, "SPS/PPS differ from segment 0: encoded with other settings or another libx264 build")
-        }
-        guard segment.header.frameCount == plan.outputFrames(k) else {
-            throw TesseraError(.stitch, segment: k, "has \(segment.header.frameCount) frames, the plan has \(plan.outputFrames(k))")
-        }
-        return segment
     }
 
     static func makeFolder(_ path: String) throws(CMAFError) {

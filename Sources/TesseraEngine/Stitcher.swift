@@ -67,17 +67,7 @@ public enum Stitcher {
 
             var lastDTS = Int64.min
             for k in 0..<count {
-                let segment = k == 0 ? first : try loadSegment(k)
-                guard segment.header.index == k else {
-                    throw TesseraError(.stitch, segment: k, "spool holds segment \(segment.header.index) in its place")
-                }
-                guard segment.header.extradata == reference else {
-                    throw TesseraError(.stitch, segment: k,
-                                       "SPS/PPS differ from segment 0 (\(segment.header.extradata.count) vs \(reference.count) bytes): encoded with other settings or another libx264 build")
-                }
-                guard segment.header.frameCount == plan.outputFrames(k) else {
-                    throw TesseraError(.stitch, segment: k, "has \(segment.header.frameCount) frames, the plan has \(plan.outputFrames(k))")
-                }
+                let segment = try (k == 0 ? first : loadSegment(k)).checked(k, plan: plan, reference: reference)
                 for var media in segment.packets {
                     guard let pts = media.pts else { throw TesseraError(.stitch, segment: k, "packet without pts") }
                     media.pts = pts - videoOrigin
