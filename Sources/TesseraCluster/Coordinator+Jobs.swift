@@ -87,11 +87,7 @@ extension Coordinator {
     func stitch(_ id: String, _ plan: JobPlan, _ store: any CoordinatorStore) throws {
         let job = try store.job(id)
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
-        let temporary = OutputPath.temporary(for: job.output)
-        let ladder = LadderOutput(plan: plan, output: job.output)
-        func discard() {
-            if let ladder { ladder.discard() } else { try? FileManager.default.removeItem(atPath: temporary) }
-        }
+        let destination = StitchDestination(plan: plan, output: job.output)
         var timings = PhaseTimings()
         // Recorded before the job's state changes, so whoever watches the state reads them complete.
         func record() {
@@ -103,14 +99,15 @@ extension Coordinator {
                 return try AudioTranscoder.run(plan)
             }
             let load = { (k: Int) throws(TesseraError) in try ResultSpool.load(records[k]?.spooled, segment: k) }
-            if let ladder {
+            switch destination {
+            case .ladder(let ladder):
                 _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
                     try LadderPackager.package(plan: plan, loadSegment: load, audio: audio, into: ladder)
                 }
                 _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
                     try ladder.verify(plan: plan, audio: audio)
                 }
-            } else {
+            case .file(let temporary, _):
                 _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
                     try Stitcher.stitch(plan: plan, loadSegment: load, audio: audio, to: temporary)
                 }
@@ -120,14 +117,14 @@ extension Coordinator {
             }
         } catch {
             record()
-            discard()
+            destination.discard()
             if error.kind == .stitch, let k = error.segment, (try? store.job(id).state) == .stitching {
                 // Encode that segment again rather than fail the job.
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
             } else if error.kind != .input,
-                      let fault = LocalFault.output(ladder?.faultPath ?? job.output, needing: Self.outputEstimate(records.values)) {
+                      let fault = LocalFault.output(destination.faultPath, needing: Self.outputEstimate(records.values)) {
                 // Not the job's fault: it waits for space and is stitched again.
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
@@ -139,25 +136,25 @@ extension Coordinator {
         // The input replaced while the audio was read, or another coordinator took the job over: this
         // output is not to be the job's.
         do throws(TesseraError) { try plan.checkInput() } catch {
-            discard()
+            destination.discard()
             events.withValue { $0.append(.failed(id, error.description)) }
             return
         }
         guard try store.holds(id, coordinator: options.coordinatorID) else {
-            discard()
+            destination.discard()
             events.withValue { $0.append(.released(id)) }
             return
         }
         // Canceled while stitching: the output never appears.
         guard try store.job(id).state == .stitching else {
-            discard()
+            destination.discard()
             events.withValue { $0.append(.stitched(id)) }
             return
         }
         do throws(TesseraError) {
-            if let ladder { try ladder.commit() } else { try OutputPath.commit(temporary, to: job.output) }
+            try destination.commit()
         } catch {
-            if let fault = LocalFault.output(ladder?.faultPath ?? job.output, needing: 0) {
+            if let fault = LocalFault.output(destination.faultPath, needing: 0) {
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
                 events.withValue { $0.append(.failed(id, error.description)) }
@@ -168,7 +165,7 @@ extension Coordinator {
             try store.setState(id, to: .done)
         } catch {
             // Canceled between the check and the rename.
-            if let ladder { ladder.removePlaced() } else { try? FileManager.default.removeItem(atPath: job.output) }
+            destination.removePlaced()
             throw error
         }
         logger.info("job done", metadata: ["job.id": "\(id)", "output": "\(job.output)"])
