@@ -55,9 +55,15 @@ public struct JobPlan: Sendable {
     }
 
     /// Flat frames segment `segment`'s encoder sees before its first frame: none for the first segment,
-    /// which starts where a whole-file encode starts.
+    /// which starts where a whole-file encode starts. A ladder's rungs are capped CRF but get the lead-in of
+    /// the job's CRF: without it their IDRs came out at half a whole-file encode's size (docs/architecture.md).
     public func leadIn(of segment: PlannedSegment) -> Int? {
-        let frames = segment.index == 0 ? 0 : settings.leadInFrames
+        var warmed = settings
+        if ladder != nil {
+            warmed.maxrate = nil
+            warmed.bufsize = nil
+        }
+        let frames = segment.index == 0 ? 0 : warmed.leadInFrames
         return frames > 0 ? frames : nil
     }
 
