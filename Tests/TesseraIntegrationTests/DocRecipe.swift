@@ -3,7 +3,8 @@ import TesseraTestSupport
 
 /// The shell blocks of a Markdown document that form a recipe, in the document's order. Each is a ```sh
 /// block right after a comment `<!-- recipe: HOSTS -->` (HOSTS: names separated by spaces, or `every host`),
-/// or `<!-- recipe: HOSTS, runs until stopped -->` for a block that starts a long-running process.
+/// or `<!-- recipe: HOSTS, runs until stopped -->` for a block that starts a long-running process; another
+/// recipe of the document has a marker of its own (`<!-- systemd recipe: HOSTS -->`).
 struct DocRecipe {
     struct Block {
         /// The hosts it runs on, in order; empty for every host.
@@ -17,10 +18,11 @@ struct DocRecipe {
         var everyHost: Bool { hosts.isEmpty }
     }
 
-    static let marker = "<!-- recipe: "
     static let untilStopped = ", runs until stopped"
 
     var blocks: [Block]
+
+    init(blocks: [Block]) { self.blocks = blocks }
 
     /// The hosts the blocks name, in the order they first appear.
     var hosts: [String] {
@@ -29,15 +31,15 @@ struct DocRecipe {
         return seen
     }
 
-    init(markdown: String) throws {
+    init(markdown: String, marker: String = "<!-- recipe: ") throws {
         let lines = markdown.components(separatedBy: "\n")
         blocks = []
         var index = 0
         while index < lines.count {
             defer { index += 1 }
             let line = lines[index].trimmingCharacters(in: .whitespaces)
-            guard line.hasPrefix(Self.marker), line.hasSuffix("-->") else { continue }
-            var spec = line.dropFirst(Self.marker.count).dropLast(3).trimmingCharacters(in: .whitespaces)
+            guard line.hasPrefix(marker), line.hasSuffix("-->") else { continue }
+            var spec = line.dropFirst(marker.count).dropLast(3).trimmingCharacters(in: .whitespaces)
             let runsUntilStopped = spec.hasSuffix(Self.untilStopped)
             if runsUntilStopped { spec = String(spec.dropLast(Self.untilStopped.count)) }
             let hosts = spec == "every host" ? [] : spec.split(separator: " ").map(String.init)

@@ -18,6 +18,8 @@ final class RecipeRun {
     let password = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     private var services: [(host: String, line: Int, process: Process)] = []
     private var runs = 0
+    /// Where a host's shell starts: its prefix, or a checkout for the systemd recipe (which names deploy/systemd).
+    var startDirectory: URL?
 
     init() throws {
         root = Fixtures.directory.appendingPathComponent("recipe-\(UUID().uuidString.prefix(6))")
@@ -27,10 +29,15 @@ final class RecipeRun {
             for (name, number) in Self.addresses.sorted(by: { $0.value < $1.value }) { try bed.addHost(name, number: number) }
             let names = Self.names.map { (name: $0.0, address: bed.hosts[$0.1]!.address) }
             for host in Self.addresses.keys { try bed.resolve(names, on: host) }
-            // The installed binary: the one built, first on PATH.
+            // The installed binary: the one built, first on PATH; then sudo and systemctl for the systemd recipe.
             let bin = root.appendingPathComponent("bin")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("tessera").path, withDestinationPath: Tool.tesseraBinary)
+            for (name, text) in [("sudo", SystemdStandIn.sudo), ("systemctl", SystemdStandIn.systemctl)] {
+                let file = bin.appendingPathComponent(name)
+                try text.write(to: file, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+            }
             try installPostgreSQL()
         } catch {
             bed.tearDown()
@@ -92,12 +99,14 @@ final class RecipeRun {
         return environment
     }
 
-    /// The public keys made so far, as the document names them: COORDINATOR_PUB, WORKER1_PUB, …
+    /// The public keys made so far, as the document names them: COORDINATOR_PUB, WORKER1_PUB, … (from the
+    /// host's `$CONF_DIR`, or its /etc/tessera in the systemd recipe).
     func publicKeys() -> [String: String] {
         var keys: [String: String] = [:]
         for host in Self.addresses.keys where host != "db" {
-            let file = prefix(host).appendingPathComponent("etc/tessera/\(host == "coordinator" ? "coordinator" : "worker").pub")
-            if let key = try? String(contentsOf: file, encoding: .utf8) {
+            let name = "\(host == "coordinator" ? "coordinator" : "worker").pub"
+            let files = [prefix(host).appendingPathComponent("etc/tessera/\(name)"), upper(host, "/etc").appendingPathComponent("tessera/\(name)")]
+            if let key = files.lazy.compactMap({ try? String(contentsOf: $0, encoding: .utf8) }).first {
                 keys[host.uppercased() + "_PUB"] = key.trimmingCharacters(in: .whitespacesAndNewlines)
             }
         }
@@ -111,7 +120,7 @@ final class RecipeRun {
         let keys = publicKeys().sorted { $0.key < $1.key }.map { "export \($0.key)='\($0.value)'" }.joined(separator: "\n")
         let text = """
             set -euo pipefail
-            if [[ -f \(shell.path).env ]]; then source \(shell.path).env; cd "$(cat \(shell.path).cwd)"; else cd "$HOME"; fi
+            if [[ -f \(shell.path).env ]]; then source \(shell.path).env; cd "$(cat \(shell.path).cwd)"; else cd \((startDirectory ?? prefix(host)).path); fi
             \(keys)
             \(block.text)
             export -p > \(shell.path).env
@@ -125,26 +134,54 @@ final class RecipeRun {
         return url
     }
 
-    /// Runs every block of `recipe` in order; a block that fails, or a process that stops, fails the run.
-    func run(_ recipe: DocRecipe) throws {
+    /// Runs every block of `recipe` in order; a block that fails, or a process that stops, fails the run. With
+    /// `overlaid`, each block sees its host's own system directories (`overlays`).
+    func run(_ recipe: DocRecipe, overlaid: Bool = false) throws {
         for block in recipe.blocks {
             for host in block.everyHost ? Self.addresses.keys.sorted() : block.hosts {
                 guard bed.hosts[host] != nil else { throw ToolError("line \(block.line): no host \(host) in the test bed") }
-                let script = try script(block, on: host)
+                let command = (overlaid ? overlays(host) : []) + Self.launch + ["bash", try script(block, on: host).path]
                 if block.runsUntilStopped {
-                    let process = try bed.spawn(on: host, Self.launch + ["bash", script.path], log: "\(host).log", environment: environment(host))
+                    let process = try bed.spawn(on: host, command, log: "\(host).log", environment: environment(host))
                     services.append((host, block.line, process))
                 } else {
-                    try runToEnd(script, on: host, line: block.line)
+                    try runToEnd(command, on: host, line: block.line)
                 }
             }
         }
         try checkServices()
     }
 
-    func runToEnd(_ script: URL, on host: String, line: Int) throws {
+    /// The system directories a host's blocks write in the systemd recipe, as overlays kept in its prefix.
+    static let overlaid = ["/etc", "/usr/lib", "/usr/local/bin", "/var/lib", "/var/log", "/run"]
+
+    /// What `directory` of `host` holds beyond the machine's own.
+    func upper(_ host: String, _ directory: String) -> URL {
+        prefix(host).appendingPathComponent("overlay/\(directory.replacingOccurrences(of: "/", with: "_"))/upper")
+    }
+
+    /// Runs the command that follows in a mount namespace of its own where `host`'s overlays cover the system
+    /// directories, the test bed's /etc/hosts and the built binary as /usr/local/bin/tessera.
+    func overlays(_ host: String) -> [String] {
+        let script = #"""
+            set -e
+            o=$1 tessera=$2; shift 2
+            mkdir -p "$o" && cp /etc/hosts "$o/hosts"
+            for d in \#(Self.overlaid.joined(separator: " ")); do
+                n=${d//\//_}; mkdir -p "$o/$n/upper" "$o/$n/work"
+                [[ $d != /usr/local/bin ]] || ln -sf "$tessera" "$o/$n/upper/tessera"
+                mount -t overlay overlay -o "lowerdir=$d,upperdir=$o/$n/upper,workdir=$o/$n/work" "$d"
+            done
+            mount --bind "$o/hosts" /etc/hosts
+            exec "$@"
+            """#
+        return ["unshare", "--mount", "--propagation", "private", "bash", "-c", script, "overlays",
+                prefix(host).appendingPathComponent("overlay").path, Tool.tesseraBinary]
+    }
+
+    func runToEnd(_ command: [String], on host: String, line: Int) throws {
         let log = "block-line\(line)-\(host).log"
-        let process = try bed.spawn(on: host, Self.launch + ["bash", script.path], log: log, environment: environment(host))
+        let process = try bed.spawn(on: host, command, log: log, environment: environment(host))
         let deadline = Date().addingTimeInterval(Self.blockTimeout)
         while process.isRunning {
             if Date() > deadline {
@@ -196,6 +233,31 @@ final class RecipeRun {
         }
         let started = recipe.blocks.filter(\.runsUntilStopped)
         #expect(started.map(\.hosts) == [["coordinator"], ["worker1", "worker2"], ["worker3"]])
+    }
+
+    /// The systemd recipe of docs/operations.md, run as written on hosts with their own system directories after
+    /// the cluster recipe's settings and database host: its units' command lines, as plain processes with the
+    /// environment files and credentials it installs, make a coordinator that both worker units join.
+    @Test(.enabled(if: TestBed.available, "network namespaces need root and iproute2: the systemd recipe is skipped"))
+    func theSystemdRecipeStartsUnitsThatJoin() throws {
+        let text = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let units = try DocRecipe(markdown: text, marker: "<!-- systemd recipe: ")
+        #expect(units.blocks.count >= 2)
+        let database = try DocRecipe(blocks: Self.recipe().blocks.filter { $0.everyHost || $0.hosts == ["db"] })
+        let run = try RecipeRun()
+        defer { run.tearDown() }
+        run.startDirectory = Fixtures.repository
+        try run.run(database)
+        try run.run(units, overlaid: true)
+        let logs = ["tessera-worker@1", "tessera-worker@2"].map { run.upper("worker1", "/var/log").appendingPathComponent("\($0).log") }
+        let deadline = Date().addingTimeInterval(60)
+        func joined(_ log: URL) -> Bool { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("joined the coordinator") }
+        while Date() < deadline && !logs.allSatisfy(joined) { Thread.sleep(forTimeInterval: 0.2) }
+        let coordinator = (try? String(contentsOf: run.upper("coordinator", "/var/log").appendingPathComponent("tessera-coordinator.log"),
+                                       encoding: .utf8)) ?? "no log"
+        for log in logs {
+            #expect(joined(log), "\(log.lastPathComponent): \((try? String(contentsOf: log, encoding: .utf8)) ?? "no log")\n--- coordinator\n\(coordinator)")
+        }
     }
 
     /// The cluster recipe of docs/operations.md, run as written across network namespaces: PostgreSQL from
