@@ -217,7 +217,7 @@ final class RecipeRun {
     }
 }
 
-@Suite struct OperationsRecipeTests {
+@Suite(.serialized) struct OperationsRecipeTests {
     static func recipe() throws -> DocRecipe {
         try DocRecipe(markdown: String(contentsOf: Fixtures.repository.appendingPathComponent("docs/operations.md"), encoding: .utf8))
     }
