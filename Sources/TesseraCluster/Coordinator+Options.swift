@@ -12,7 +12,9 @@ extension Coordinator {
         public var leaseSeconds: Double = 600
         public var attemptLimit: Int = 3
         /// Segments the plan aims for at least (keeps a cluster of this many encoders busy).
-        public var planningWorkers: Int = 8
+        public var planningWorkers: Int = Options.defaultPlanningWorkers
+        /// The encoders a cluster's coordinator plans a job with a segment length for (`tessera probe` says so).
+        public static let defaultPlanningWorkers = 8
         public var maximumMessageSize: Int64 = 1 << 30
         /// Payload bytes the coordinator lets libzmq hold for its workers, sent but not yet on the wire:
         /// beyond it, no new task is packed until some have left (one always may when it is not full).

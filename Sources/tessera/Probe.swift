@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TesseraCluster
 import TesseraCore
 import TesseraEngine
 
@@ -22,9 +23,21 @@ struct Probe: ParsableCommand {
             var report = ProbeReport(plan)
             if packets { report.packets = probe.packets.map(ProbeReport.Packet.init) }
             print(json ? CanonicalJSON.encode(report, pretty: true) : report.text)
+            if !json, let seconds = planning.segmentSeconds { print(Self.segmentNote(seconds, workers: planning.resolvedWorkers)) }
         } catch {
             throw Tessera.fail(error)
         }
+    }
+}
+
+extension Probe {
+    /// What a segment length gives: whole GOPs of about that length, cut finer for two segments per encoder; a
+    /// cluster's coordinator plans such a job for its own count of encoders, whatever `--workers` says here.
+    static func segmentNote(_ seconds: Double, workers: Int) -> String {
+        let cluster = Coordinator.Options.defaultPlanningWorkers, length = String(format: "%g", seconds)
+        return "--segment-seconds \(length): whole GOPs of about \(length) s, cut finer (down to 1 s) where that makes fewer than "
+            + "\(2 * workers) segments, two per encoder (--workers \(workers)); a cluster's coordinator plans for \(cluster) encoders, "
+            + "\(2 * cluster) segments: --workers \(cluster) shows its plan"
     }
 }
 

@@ -66,9 +66,11 @@ final class TestBed {
         try (lines.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("hosts"), atomically: true, encoding: .utf8)
     }
 
-    /// Starts `arguments` on `host`, its stderr to `log` in the bed's directory, in `workingDirectory`.
+    /// Starts `arguments` on `host`, its stderr to `log` in the bed's directory, in `workingDirectory`, with
+    /// `environment` added to the test's.
     @discardableResult
-    func spawn(on host: String, _ arguments: [String], log: String, workingDirectory: URL? = nil) throws -> Process {
+    func spawn(on host: String, _ arguments: [String], log: String, workingDirectory: URL? = nil,
+               environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         process.arguments = ["netns", "exec", hosts[host]!.namespace] + arguments
@@ -80,22 +82,40 @@ final class TestBed {
         process.standardOutput = handle
         process.standardInput = FileHandle.nullDevice
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         processes.append((host, process))
         return process
     }
 
-    /// Runs a command on `host` to completion.
+    /// Runs a command on `host` to completion, with `environment` added to the test's.
     @discardableResult
-    func run(on host: String, _ arguments: [String]) throws -> Tool.Output {
-        try Tool.run("/usr/sbin/ip", ["netns", "exec", hosts[host]!.namespace] + arguments)
+    func run(on host: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Tool.Output {
+        try Tool.run("/usr/sbin/ip", ["netns", "exec", hosts[host]!.namespace] + arguments, environment: environment)
+    }
+
+    /// The processes in `host`'s namespace.
+    func pids(on host: String) -> [Int32] {
+        let pids = (try? Tool.run("ip", ["netns", "pids", hosts[host]!.namespace]).text) ?? ""
+        return pids.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
     }
 
     /// Kills every process in `host`'s namespace with SIGKILL, as a host that loses power.
     func killEverything(on host: String) {
-        let pids = (try? Tool.run("ip", ["netns", "pids", hosts[host]!.namespace]).text) ?? ""
-        for pid in pids.split(whereSeparator: \.isWhitespace).compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        for pid in pids(on: host) { kill(pid, SIGKILL) }
         for (h, process) in processes where h == host { process.waitUntilExit() }
+    }
+
+    /// Stops every process in `host`'s namespace with SIGTERM, as a host shut down, and waits up to `timeout`
+    /// seconds for them to exit; true when they all did.
+    func terminateEverything(on host: String, timeout: Double) -> Bool {
+        for pid in pids(on: host) { kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if pids(on: host).isEmpty { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
     }
 
     /// Stops what was started on `host` (SIGTERM) and waits for it.
