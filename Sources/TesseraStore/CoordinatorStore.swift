@@ -47,8 +47,8 @@ public protocol CoordinatorStore: AnyObject {
     func load(coordinator: String, priority: Int) throws(StoreError) -> ClusterLoad
     func pinInput(_ job: String, identity json: String) throws(StoreError) -> String
     func referenceExtradata(_ jobID: String, proposing hex: String) throws(StoreError) -> String
-    func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]?
-    func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: PassInput]) throws(StoreError) -> Bool
+    func secondPass(_ jobID: String) throws(StoreError) -> [Int: [PassInput]]?
+    func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: [PassInput]]) throws(StoreError) -> Bool
     func recordProgress(_ job: String, framesEncoding: Int, fps: Double?, speed: Double?) throws(StoreError)
     @discardableResult
     func setStalled(_ job: String, reason: String?) throws(StoreError) -> Double

@@ -75,7 +75,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         assignedCoordinator = row["assigned_coordinator"]
         stalled = row["stalled"]
         priority = row.int("priority") ?? 50
-        pass = spec.settings.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
+        pass = spec.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {

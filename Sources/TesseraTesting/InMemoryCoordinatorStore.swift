@@ -145,11 +145,11 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         try transaction { t in t.recordOnce(jobID, \.extradata, hex) }
     }
 
-    public func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]? {
+    public func secondPass(_ jobID: String) throws(StoreError) -> [Int: [PassInput]]? {
         try transaction { t in t.jobs[jobID]?.secondPass }
     }
 
-    public func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: PassInput]) throws(StoreError) -> Bool {
+    public func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: [PassInput]]) throws(StoreError) -> Bool {
         try transaction { t throws(StoreError) in
             guard let job = t.jobs[jobID], job.state == .encoding, job.coordinator == coordinator else { return false }
             guard job.secondPass == nil else { throw StoreError("job \(jobID): second pass already recorded") }

@@ -101,7 +101,7 @@ struct JobRow {
     var inputIdentity: String?
     var stalled: String?
     var stalledSince: Double?
-    var secondPass: [Int: PassInput]?
+    var secondPass: [Int: [PassInput]]?
     /// Submission order (`created_at`).
     var created: Int
     var createdAt: Double
@@ -254,7 +254,7 @@ struct Tables {
                          fps: fps, speed: fps == nil ? nil : row.speed, error: row.error, createdAt: Self.timestamp(row.createdAt),
                          updatedAt: Self.timestamp(row.updatedAt), finishedAt: row.finishedAt.map(Self.timestamp),
                          coordinator: row.coordinator, assignedCoordinator: row.assignedCoordinator, stalled: row.stalled,
-                         priority: row.priority, pass: row.spec.settings.twoPass ? (row.secondPass == nil ? 1 : 2) : nil)
+                         priority: row.priority, pass: row.spec.twoPass ? (row.secondPass == nil ? 1 : 2) : nil)
     }
 
     func record(_ job: String, _ row: SegmentRow) -> SegmentRecord {

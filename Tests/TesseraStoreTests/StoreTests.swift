@@ -191,7 +191,7 @@ import TesseraCore
             let result = SegmentResult(path: "/spool/\(k)", checksum: "abc", sizeBytes: 100, encodeSeconds: seconds)
             #expect(try store.complete(lease, worker: "a", result: result))
         }
-        let passes = Dictionary(uniqueKeysWithValues: (0..<3).map { ($0, PassInput(pass: 2, bitrate: 400_000, stats: "#options: 2x2")) })
+        let passes = Dictionary(uniqueKeysWithValues: (0..<3).map { ($0, [PassInput(pass: 2, bitrate: 400_000, stats: "#options: 2x2")]) })
         #expect(try store.startSecondPass(job, coordinator: "test", passes))
         let order = try (0..<3).map { _ in try #require(try store.lease(worker: "a", seconds: 60).first).index }
         #expect(order == [1, 2, 0])
