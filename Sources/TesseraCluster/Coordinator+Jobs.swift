@@ -51,7 +51,7 @@ extension Coordinator {
             var done: Set<Int> = []
             _ = try store.referenceExtradata(id, proposing: headers.hexString)
             if planNew {
-                guard try store.addSegments(id, plan.cuts.segments, framePixels: plan.framePixels) else {
+                guard try store.addSegments(id, plan.cuts.segments, framePixels: plan.framePixels, outputs: plan.rungCount) else {
                     events.withValue { $0.append(.released(id)) }
                     return
                 }

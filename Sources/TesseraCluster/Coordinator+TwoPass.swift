@@ -12,54 +12,67 @@ extension JobPlan {
 }
 
 extension Coordinator {
-    /// A two-pass job whose first pass is done: reads every segment's statistics from the spool, allocates the
-    /// file's bits over the segments, records each segment's second pass and sends them back to pending (one
-    /// transaction), and loads the job again for its second pass.
+    /// A two-pass job whose first pass is done: reads every segment's statistics from the spool, allocates each
+    /// output's bits over the segments (a ladder's rungs each their own, at their own bitrate), records each
+    /// segment's second pass and sends them back to pending (one transaction), and loads the job again for its
+    /// second pass.
     func allocate(_ id: String, _ plan: JobPlan, _ store: any CoordinatorStore) throws {
-        guard let bitrate = plan.settings.bitrate else { return }
+        guard plan.settings.bitrate != nil else { return }
         let records = Dictionary(uniqueKeysWithValues: try store.segments(id).map { ($0.index, $0) })
-        var outputs: [FirstPassOutput] = []
-        var stats: [FirstPassStats] = []
+        let rungs = plan.rungCount
+        // By rung, then segment.
+        var outputs = [[FirstPassOutput]](repeating: [], count: rungs)
+        var stats = [[FirstPassStats]](repeating: [], count: rungs)
         for segment in plan.cuts.segments {
-            let output: FirstPassOutput
+            let found: [FirstPassOutput]
             do throws(TesseraError) {
                 let result = try ResultSpool.load(records[segment.index]?.spooled, segment: segment.index)
-                guard let first = result.header.firstPass else {
+                let firsts = result.header.rungs?.compactMap(\.firstPass) ?? [result.header.firstPass].compactMap { $0 }
+                guard result.header.firstPass != nil, firsts.count == rungs else {
                     throw TesseraError(.segment, segment: segment.index, "its first pass returned no statistics")
                 }
-                output = first
+                found = firsts
             } catch {
                 // A damaged or missing first pass is encoded again, as a damaged result is.
                 try store.redo(id, segment.index, reason: error.problem)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [segment.index])) }
                 return
             }
+            for (r, output) in found.enumerated() {
+                do {
+                    stats[r].append(try FirstPassStats(parsing: output.stats))
+                } catch {
+                    events.withValue { $0.append(.failed(id, "segment \(segment.index): \(error)")) }
+                    return
+                }
+                outputs[r].append(output)
+            }
+        }
+        var allocations: [BitAllocation.Result] = []
+        for r in 0..<rungs {
+            let settings = plan.forRung(r).settings
+            guard let bitrate = settings.bitrate else { return }
             do {
-                stats.append(try FirstPassStats(parsing: output.stats))
+                allocations.append(try BitAllocation.allocate(stats[r], bitrate: bitrate, maxrate: settings.maxrate))
             } catch {
-                events.withValue { $0.append(.failed(id, "segment \(segment.index): \(error)")) }
+                let what = plan.ladder.map { "--ladder rung \($0.names[r]) at \(bitrate) b/s" } ?? "--bitrate \(bitrate)"
+                events.withValue { $0.append(.failed(id, "\(what): \(error)")) }
                 return
             }
-            outputs.append(output)
         }
-        let allocation: BitAllocation.Result
-        do {
-            allocation = try BitAllocation.allocate(stats, bitrate: bitrate, maxrate: plan.settings.maxrate)
-        } catch {
-            events.withValue { $0.append(.failed(id, "--bitrate \(bitrate): \(error)")) }
-            return
-        }
-        var passes: [Int: PassInput] = [:]
+        var passes: [Int: [PassInput]] = [:]
         for (n, segment) in plan.cuts.segments.enumerated() {
-            passes[segment.index] = PassInput(pass: 2, bitrate: allocation.bitrates[n], stats: outputs[n].stats,
-                                              macroblockTree: outputs[n].macroblockTree)
+            passes[segment.index] = (0..<rungs).map { r in
+                PassInput(pass: 2, bitrate: allocations[r].bitrates[n], stats: outputs[r][n].stats,
+                          macroblockTree: outputs[r][n].macroblockTree)
+            }
         }
         guard try store.startSecondPass(id, coordinator: options.coordinatorID, passes) else {
             events.withValue { $0.append(.released(id)) }
             return
         }
         logger.info("bits allocated", metadata: ["job.id": "\(id)", "job.segments": "\(passes.count)",
-                                                 "job.bitrates": "\(allocation.bitrates.map { $0 / 1000 })"])
+                                                 "job.bitrates": "\(allocations.map { $0.bitrates.map { $0 / 1000 } })"])
         var second = plan
         second.secondPass = passes
         events.withValue { $0.append(.ready(id, second, outstanding: Set(passes.keys))) }

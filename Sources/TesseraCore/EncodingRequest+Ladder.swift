@@ -15,6 +15,9 @@ extension EncodingRequest {
         guard try resolvedLadder() != nil else {
             if hlsTime != nil { throw SettingsError("--hls-time needs --ladder (it is the length of a ladder's segments)") }
             if audioPerRung == true { throw SettingsError("--audio-per-rung needs --ladder") }
+            if twoPass == true {
+                throw SettingsError("--two-pass needs --ladder (one output runs two passes with --bitrate)")
+            }
             return
         }
         do {
@@ -38,7 +41,8 @@ extension EncodingRequest {
         if alsoHLS, !dash { throw SettingsError("--also-hls needs an .mpd output (-o DIR/manifest.mpd)") }
         guard let ladder else { return nil }
         return LadderSpec(ladder: ladder, packaging: .forOutput(output, alsoHLS: alsoHLS, alsoDASH: alsoDASH),
-                          segmentSeconds: hlsTime ?? LadderSpec.defaultSegmentSeconds, audioPerRung: audioPerRung ?? false)
+                          segmentSeconds: hlsTime ?? LadderSpec.defaultSegmentSeconds, audioPerRung: audioPerRung ?? false,
+                          twoPass: twoPass ?? false)
     }
 
     /// A ladder given in a layer replaces the sizing and the rate control of the layers below it.

@@ -36,6 +36,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public var hlsTime: Double?
     /// A ladder's AAC muxed into every rung rather than its own rendition (`--audio-per-rung`).
     public var audioPerRung: Bool?
+    /// A ladder's rung rates as averages, each rung encoded in two passes (`--two-pass`).
+    public var twoPass: Bool?
     /// The job's priority, 0–100 (`submit --priority`): not an encoder setting, so not in the job's spec.
     public var priority: Int?
 
@@ -55,6 +57,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         case ladder
         case hlsTime = "hls-time"
         case audioPerRung = "audio-per-rung"
+        case twoPass = "two-pass"
         case priority
     }
 
@@ -117,6 +120,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         ladder = try Self.ladderItems(c, .ladder)
         hlsTime = try number(.hlsTime)
         audioPerRung = try c.decodeIfPresent(Bool.self, forKey: .audioPerRung)
+        twoPass = try c.decodeIfPresent(Bool.self, forKey: .twoPass)
         priority = try integer(.priority)
     }
 
@@ -138,8 +142,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     /// here drops the other one from below, so `--crf` overrides a recipe's bitrate.
     public func over(_ lower: EncodingRequest) -> EncodingRequest {
         var base = lower
-        if crf != nil { base.bitrate = nil; base.passes = nil }
+        if crf != nil { base.bitrate = nil; base.passes = nil; base.twoPass = nil }
         if bitrate != nil { base.crf = nil }
+        if twoPass == true { base.crf = nil }
         if size != nil { base.maxSize = nil }
         if maxSize != nil { base.size = nil }
         if ladder != nil { base.dropOptionsALadderReplaces() }
@@ -173,6 +178,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         merged.ladder = ladder ?? base.ladder
         merged.hlsTime = hlsTime ?? base.hlsTime
         merged.audioPerRung = audioPerRung ?? base.audioPerRung
+        merged.twoPass = twoPass ?? base.twoPass
         merged.priority = priority ?? base.priority
         return merged
     }

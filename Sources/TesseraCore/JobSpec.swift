@@ -31,4 +31,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
     }
 
     public var digest: String { CanonicalJSON.digest(self) }
+
+    /// Whether the job encodes in two passes: with `--bitrate`, or a ladder with `--two-pass`.
+    public var twoPass: Bool { settings.twoPass || ladder?.twoPass == true }
 }

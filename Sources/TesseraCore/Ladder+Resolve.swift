@@ -48,12 +48,15 @@ public struct ResolvedRung: Hashable, Sendable {
     public var rung: Ladder.Rung
     public var width: Int
     public var height: Int
-    /// Capped CRF: `maxrate` is the rung's peak rate, `bufsize` twice that (two seconds at the cap).
+    /// Capped CRF: `maxrate` is the rung's peak rate, `bufsize` twice that (two seconds at the cap). Two passes:
+    /// `maxrate` twice the average (a VOD peak at most 200 % of it, as Apple's HLS authoring guidance asks).
     public var maxrate: Int
     public var bufsize: Int
-    /// Whether `maxrate` comes from `Ladder.defaultPeakRate` rather than the rung.
+    /// Whether the rung's rate comes from `Ladder.defaultPeakRate` rather than the rung.
     public var rateIsDefault: Bool
     public var level: H264Level
+    /// Two passes (`--two-pass`): the rung's rate as its average bitrate; nil in capped CRF.
+    public var averageRate: Int?
 
     /// `720p`: the rung's folder in HLS/DASH output.
     public var name: String { rung.name }
@@ -64,6 +67,11 @@ public struct ResolvedRung: Hashable, Sendable {
         settings.maxrate = maxrate
         settings.bufsize = bufsize
         settings.level = level.name
+        if let averageRate {
+            settings.bitrate = averageRate
+            settings.crf = nil
+            settings.passes = 2
+        }
         return settings
     }
 }
@@ -98,7 +106,8 @@ extension Ladder {
             throw LadderError(.conflictingOption, "--ladder sets each rung's size; drop --size and --max-size")
         }
         if settings.bitrate != nil {
-            throw LadderError(.conflictingOption, "--ladder encodes each rung in capped CRF; use --crf, not --bitrate")
+            throw LadderError(.conflictingOption,
+                              "--ladder takes each rung's rate (720:3M), in capped CRF or as its average with --two-pass; drop --bitrate")
         }
         if settings.maxrate != nil || settings.bufsize != nil {
             throw LadderError(.conflictingOption, "--ladder caps each rung itself; give a rung its rate (720:3M) instead of --maxrate/--bufsize")
@@ -109,8 +118,10 @@ extension Ladder {
     /// rung at the source's short side (even), so that a small source still gets an output, with the rate of
     /// the smallest dropped rung if it named one. Each rung keeps the shown aspect ratio with square pixels,
     /// its long side rounded to even and never beyond the source's. The level is the lowest that carries the
-    /// rung, or `settings.level` when pinned, which a rung beyond it is refused for.
-    public func resolve(for source: LadderSource, settings: EncoderSettings, picture: PictureSettings) throws(LadderError) -> ResolvedLadder {
+    /// rung, or `settings.level` when pinned, which a rung beyond it is refused for. `twoPass`: each rung's rate
+    /// is its average, its VBV cap twice that.
+    public func resolve(for source: LadderSource, settings: EncoderSettings, picture: PictureSettings,
+                        twoPass: Bool = false) throws(LadderError) -> ResolvedLadder {
         try Self.checkCompatible(settings: settings, picture: picture)
         let shortSide = source.shortSide
         var kept = rungs.filter { $0.height <= shortSide }
@@ -121,18 +132,19 @@ extension Ladder {
             kept = [Rung(height: max(2, shortSide & ~1), peakRate: smallest?.peakRate)]
         }
         var resolved: [ResolvedRung] = []
-        for rung in kept { resolved.append(try Self.resolve(rung, source, settings)) }
+        for rung in kept { resolved.append(try Self.resolve(rung, source, settings, twoPass: twoPass)) }
         return ResolvedLadder(rungs: resolved, dropped: dropped, fellBackToSource: fellBack, sourceShortSide: shortSide,
                               sourceIsPortrait: source.isPortrait)
     }
 
-    static func resolve(_ rung: Rung, _ source: LadderSource, _ settings: EncoderSettings) throws(LadderError) -> ResolvedRung {
+    static func resolve(_ rung: Rung, _ source: LadderSource, _ settings: EncoderSettings, twoPass: Bool) throws(LadderError) -> ResolvedRung {
         let display = source.display
         let longSide = max(display.width, display.height), shortSide = min(display.width, display.height)
         // The long side: nearest even to the aspect ratio's, at most the source's own (rounded down to even).
         let long = max(2, min(Int((Double(rung.height) * longSide / shortSide / 2).rounded()) * 2, Int(longSide) & ~1))
         let (width, height) = source.isPortrait ? (rung.height, long) : (long, rung.height)
-        let maxrate = rung.peakRate ?? defaultPeakRate(pixels: width * height)
+        let rate = rung.peakRate ?? defaultPeakRate(pixels: width * height)
+        let maxrate = twoPass ? 2 * rate : rate
         let what = "\(width)x\(height) at \(source.fps.formatted3) fps, \(Rung.rateText(maxrate))b/s"
         let level: H264Level
         if let name = settings.level, let pinned = H264Level.named(name) {
@@ -150,6 +162,6 @@ extension Ladder {
             level = lowest
         }
         return ResolvedRung(rung: rung, width: width, height: height, maxrate: maxrate, bufsize: 2 * maxrate,
-                            rateIsDefault: rung.peakRate == nil, level: level)
+                            rateIsDefault: rung.peakRate == nil, level: level, averageRate: twoPass ? rate : nil)
     }
 }

@@ -17,7 +17,8 @@ public struct Ladder: Codable, Hashable, Sendable, CustomStringConvertible {
     public struct Rung: Codable, Hashable, Sendable, CustomStringConvertible {
         /// Rows of a landscape picture, columns of a portrait one: the shorter side.
         public var height: Int
-        /// Peak rate in bits per second (capped CRF's `maxrate`); nil takes the default cap.
+        /// Peak rate in bits per second (capped CRF's `maxrate`), or with `--two-pass` the average; nil takes the
+        /// default cap.
         public var peakRate: Int?
 
         public init(height: Int, peakRate: Int? = nil) {

@@ -8,6 +8,7 @@ extension LadderSpec {
         var line = "rungs \(rungNames.joined(separator: ", ")); "
         line += packages.isEmpty ? "one MP4 per rung" : packages.joined(separator: " and ") + ", \(segmentSeconds.formatted3) s segments"
         if audioPerRung { line += ", audio in every rung" }
+        if twoPass { line += ", two passes" }
         return line
     }
 }

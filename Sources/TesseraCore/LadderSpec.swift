@@ -30,13 +30,29 @@ public struct LadderSpec: Codable, Hashable, Sendable {
     public var segmentSeconds: Double
     /// The AAC muxed into every rung's segments instead of its own rendition (`--audio-per-rung`).
     public var audioPerRung: Bool
+    /// Each rung's rate is its average, encoded in two passes (`--two-pass`), not a capped CRF's peak.
+    public var twoPass: Bool
 
     public static let defaultSegmentSeconds = 6.0
 
-    public init(ladder: Ladder, packaging: Packaging, segmentSeconds: Double = Self.defaultSegmentSeconds, audioPerRung: Bool = false) {
+    public init(ladder: Ladder, packaging: Packaging, segmentSeconds: Double = Self.defaultSegmentSeconds, audioPerRung: Bool = false,
+                twoPass: Bool = false) {
         self.ladder = ladder
         self.packaging = packaging
         self.segmentSeconds = segmentSeconds
         self.audioPerRung = audioPerRung
+        self.twoPass = twoPass
+    }
+
+    enum CodingKeys: String, CodingKey { case ladder, packaging, segmentSeconds, audioPerRung, twoPass }
+
+    /// Jobs stored before two-pass ladders existed read as capped CRF.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        ladder = try c.decode(Ladder.self, forKey: .ladder)
+        packaging = try c.decode(Packaging.self, forKey: .packaging)
+        segmentSeconds = try c.decode(Double.self, forKey: .segmentSeconds)
+        audioPerRung = try c.decode(Bool.self, forKey: .audioPerRung)
+        twoPass = try c.decodeIfPresent(Bool.self, forKey: .twoPass) ?? false
     }
 }

@@ -24,6 +24,15 @@ extension JobPlan {
     /// Outputs the job makes: its rungs, or one.
     public var rungCount: Int { ladder?.rungs.count ?? 1 }
 
+    /// A ladder task's rungs for segment `segment`, each with its own pass in two passes; nil for one output.
+    func rungEncodings(of segment: PlannedSegment) -> [SegmentTask.RungEncoding]? {
+        guard var rungs = ladder?.rungs else { return nil }
+        if let passes = passes(of: segment) {
+            for r in rungs.indices { rungs[r].pass = passes[r] }
+        }
+        return rungs
+    }
+
     /// The packaging cuts in output ticks (`output.timeBase`), on the encoded packets' clock: where every rung
     /// has an IDR and the CMAF writer starts a media segment.
     public var packagingCutTicks: [Int64] {
@@ -64,7 +73,7 @@ extension JobPlanner {
         let source = LadderSource(probe, picture: picture, fps: full.frameRate.doubleValue)
         let resolved: ResolvedLadder
         do {
-            resolved = try spec.ladder.resolve(for: source, settings: settings, picture: picture)
+            resolved = try spec.ladder.resolve(for: source, settings: settings, picture: picture, twoPass: spec.twoPass)
         } catch {
             // The ladder's line names the option itself.
             throw TesseraError(.settings, "", error.description)

@@ -20,8 +20,9 @@ public struct JobPlan: Sendable {
     public var audio: AudioPlan
     /// The input as the job pinned it: every reopen checks it (nil: not pinned, a local transcode).
     public var inputIdentity: InputIdentity?
-    /// A two-pass job's second pass, by segment, once its bits are allocated; nil: its first pass runs.
-    public var secondPass: [Int: PassInput]?
+    /// A two-pass job's second pass, by segment (one input per rung, a single output's one), once its bits are
+    /// allocated; nil: its first pass runs.
+    public var secondPass: [Int: [PassInput]]?
     /// A ladder job's rungs; `output` and `settings` are then its first rung's.
     public var ladder: PlannedLadder?
 
@@ -71,7 +72,7 @@ public struct JobPlan: Sendable {
     func task(_ segment: PlannedSegment, _ runOut: RunOut?, packets: [MediaPacket]) -> SegmentTask {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
                     output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), pass: pass(of: segment),
-                    sceneCuts: sceneCuts(of: segment), rungs: ladder?.rungs, forcedKeyframes: forcedKeyframes(of: segment),
+                    sceneCuts: sceneCuts(of: segment), rungs: rungEncodings(of: segment), forcedKeyframes: forcedKeyframes(of: segment),
                     packets: packets)
     }
 
@@ -85,10 +86,17 @@ public struct JobPlan: Sendable {
         return false
     }
 
-    /// What segment `segment`'s task says of the passes: nil in one pass.
-    public func pass(of segment: PlannedSegment) -> PassInput? {
+    /// What segment `segment`'s task says of the passes (a ladder's first rung's): nil in one pass.
+    public func pass(of segment: PlannedSegment) -> PassInput? { passes(of: segment)?.first }
+
+    /// Segment `segment`'s pass for each output, a ladder's rungs in order: nil in one pass.
+    public func passes(of segment: PlannedSegment) -> [PassInput]? {
         guard settings.twoPass else { return nil }
-        return secondPass.map { $0[segment.index] ?? PassInput(pass: 2) } ?? PassInput(pass: 1, bitrate: firstPassBitrate(segment))
+        if let secondPass {
+            let recorded = secondPass[segment.index] ?? []
+            return (0..<rungCount).map { recorded.indices.contains($0) ? recorded[$0] : PassInput(pass: 2) }
+        }
+        return (0..<rungCount).map { PassInput(pass: 1, bitrate: forRung($0).firstPassBitrate(segment)) }
     }
 
     /// Segment `segment`'s first-pass bitrate, from the source's bits over it against its bits over the file; at most

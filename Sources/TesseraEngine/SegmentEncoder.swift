@@ -62,36 +62,48 @@ public enum SegmentEncoder {
     }
 
     /// Encodes the segment; `progress` is told the source frames given to the encoder so far, as they go.
-    /// A two-pass job's first pass returns libx264's statistics instead of packets.
+    /// A two-pass job's first pass returns libx264's statistics instead of packets, a ladder's one per rung.
     public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false },
                               progress: (Int) -> Void = { _ in }) throws(TesseraError) -> EncodedSegment {
         guard let pass = task.header.pass else { return try encodeOnce(task, cancelled: cancelled, progress: progress) }
         let index = task.header.segment.index
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-pass-\(UUID().uuidString)").path
-        let stats = folder + "/stats"
+        // Each output's own statistics file: a ladder's rungs are encoded with their own passes.
+        let passes = task.header.rungs?.map { $0.pass ?? pass } ?? [pass]
+        let statsPaths = passes.indices.map { folder + "/stats-\($0)" }
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            if pass.pass == 2 {
-                try Data((pass.stats ?? "").utf8).write(to: URL(fileURLWithPath: stats))
-                if !pass.macroblockTree.isEmpty { try Data(pass.macroblockTree).write(to: URL(fileURLWithPath: stats + ".mbtree")) }
+            for (rungPass, stats) in zip(passes, statsPaths) where rungPass.pass == 2 {
+                try Data((rungPass.stats ?? "").utf8).write(to: URL(fileURLWithPath: stats))
+                if !rungPass.macroblockTree.isEmpty {
+                    try Data(rungPass.macroblockTree).write(to: URL(fileURLWithPath: stats + ".mbtree"))
+                }
             }
         } catch {
             throw TesseraError(.segment, segment: index, "cannot write first-pass statistics (\(error))")
         }
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        // The encoder is closed when encodeOnce returns: libx264 writes its statistics files then.
-        var encoded = try encodeOnce(task, pass: pass, statsPath: stats, cancelled: cancelled, progress: progress)
+        // The encoders are closed when encodeOnce returns: libx264 writes its statistics files then.
+        var encoded = try encodeOnce(task, passes: Array(zip(passes, statsPaths)), cancelled: cancelled, progress: progress)
         guard pass.pass == 1 else { return encoded }
-        guard let text = FileManager.default.contents(atPath: stats) else {
-            throw TesseraError(.segment, segment: index, "libx264 wrote no first-pass statistics")
+        var outputs: [FirstPassOutput] = []
+        for stats in statsPaths {
+            guard let text = FileManager.default.contents(atPath: stats) else {
+                throw TesseraError(.segment, segment: index, "libx264 wrote no first-pass statistics")
+            }
+            let tree = FileManager.default.contents(atPath: stats + ".mbtree").map { [UInt8]($0) } ?? []
+            outputs.append(FirstPassOutput(stats: String(decoding: text, as: UTF8.self), macroblockTree: tree))
         }
-        let tree = FileManager.default.contents(atPath: stats + ".mbtree").map { [UInt8]($0) } ?? []
-        encoded.header.firstPass = FirstPassOutput(stats: String(decoding: text, as: UTF8.self), macroblockTree: tree)
+        encoded.header.firstPass = outputs[0]
+        if let rungs = encoded.header.rungs {
+            encoded.header.rungs = zip(rungs, outputs).map { .init(extradata: $0.extradata, firstPass: $1) }
+        }
         encoded.packets = []
         return encoded
     }
 
-    static func encodeOnce(_ task: SegmentTask, pass: PassInput? = nil, statsPath: String? = nil, cancelled: @Sendable () -> Bool,
+    /// `passes`: each output's pass and its statistics file, in two passes.
+    static func encodeOnce(_ task: SegmentTask, passes: [(PassInput, String)]? = nil, cancelled: @Sendable () -> Bool,
                            progress: (Int) -> Void) throws(TesseraError) -> EncodedSegment {
         let header = task.header
         let segment = header.segment
@@ -104,12 +116,13 @@ public enum SegmentEncoder {
             let resamples = output.resamplesFrameRate == true
             // Frames past the end shown to the encoder only (not when resampling: there it sees ticks).
             // Nor in two passes: libx264's second pass takes exactly the first pass's frames.
-            let runOut = resamples || pass != nil ? nil : header.runOut
+            let runOut = resamples || passes != nil ? nil : header.runOut
             // One lane per output: a ladder's rungs share the decode, each scales and encodes on its own.
             let outputs = header.rungs ?? [.init(output: output, settings: header.settings)]
             var lanes: [EncoderLane] = []
-            for rung in outputs {
-                lanes.append(try EncoderLane(rung.output, config: encoderConfig(rung.output, rung.settings, pass: pass, statsPath: statsPath,
+            for (r, rung) in outputs.enumerated() {
+                let pass = passes?[r]
+                lanes.append(try EncoderLane(rung.output, config: encoderConfig(rung.output, rung.settings, pass: pass?.0, statsPath: pass?.1,
                                                                                  sceneCuts: header.sceneCuts, rung: header.rungs != nil),
                                              ticks: ticks, leadIn: header.leadIn ?? 0, forced: Set(header.forcedKeyframes ?? []),
                                              stopsAtLastKept: runOut != nil, segment: segment.index, sourceTimeBase: header.timeBase))

@@ -43,12 +43,12 @@ public protocol CoordinatorStore: AnyObject {
     func setState(_ id: String, to state: JobState, error: String?) throws(StoreError)
     func claimQueuedJob(coordinator: String, only job: String?, outranking: Bool) throws(StoreError) -> JobRecord?
     @discardableResult
-    func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?) throws(StoreError) -> Bool
+    func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?, outputs: Int) throws(StoreError) -> Bool
     func load(coordinator: String, priority: Int) throws(StoreError) -> ClusterLoad
     func pinInput(_ job: String, identity json: String) throws(StoreError) -> String
     func referenceExtradata(_ jobID: String, proposing hex: String) throws(StoreError) -> String
-    func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]?
-    func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: PassInput]) throws(StoreError) -> Bool
+    func secondPass(_ jobID: String) throws(StoreError) -> [Int: [PassInput]]?
+    func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: [PassInput]]) throws(StoreError) -> Bool
     func recordProgress(_ job: String, framesEncoding: Int, fps: Double?, speed: Double?) throws(StoreError)
     @discardableResult
     func setStalled(_ job: String, reason: String?) throws(StoreError) -> Double
@@ -114,5 +114,13 @@ public struct CoordinatorStoreSessions: Sendable {
     /// PostgreSQL at `url` (a libpq URI or key=value string): a connection for each session.
     public static func postgres(url: String) -> CoordinatorStoreSessions {
         CoordinatorStoreSessions { migrate, patience throws(StoreError) in try JobStore.connect(url: url, migrate: migrate, patience: patience) }
+    }
+}
+
+extension CoordinatorStore {
+    /// A single output's plan: its progress counts its frames once.
+    @discardableResult
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?) throws(StoreError) -> Bool {
+        try addSegments(jobID, segments, framePixels: framePixels, outputs: 1)
     }
 }

@@ -180,7 +180,8 @@ public final class JobStore {
     /// work) and moves the job to encoding; false (nothing recorded) when the job is no longer being
     /// planned (canceled, or taken over by another coordinator).
     @discardableResult
-    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int? = nil) throws(StoreError) -> Bool {
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int? = nil,
+                            outputs: Int = 1) throws(StoreError) -> Bool {
         try transaction("recording the plan") {
             let planning = try db.query("SELECT state FROM jobs WHERE id = $1::uuid FOR UPDATE", [jobID]).first?.string("state")
             guard planning == JobState.planning.rawValue else { return false }
@@ -197,9 +198,9 @@ public final class JobStore {
                       column { String($0.preRollPackets) }, column { $0.entry.rawValue }])
             let frames = segments.reduce(0) { $0 + $1.frameCount }
             let moved = try db.query("""
-                UPDATE jobs SET segments_total = $2, frames_total = $3, frame_pixels = $4, state = 'encoding'
+                UPDATE jobs SET segments_total = $2, frames_total = $3, frame_pixels = $4, outputs = $5, state = 'encoding'
                 WHERE id = $1::uuid AND state = 'planning'
-                """, [jobID, String(segments.count), String(frames), framePixels.map { String($0) }])
+                """, [jobID, String(segments.count), String(frames), framePixels.map { String($0) }, String(max(outputs, 1))])
             guard moved.affected == 1 else { throw StoreError("job \(jobID) is no longer being planned") }
             return true
         }

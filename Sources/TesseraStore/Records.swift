@@ -13,11 +13,12 @@ public struct JobRecord: Encodable, Sendable, Equatable {
     public var settingsHash: String
     public var segmentsTotal: Int
     public var segmentsDone: Int
+    /// Frames of every output: a ladder's counts each rung's.
     public var framesTotal: Int64
     /// Frames encoded: those of done segments and, while the job encodes, those its workers have encoded
-    /// in tasks still in flight (reported about once a second).
+    /// in tasks still in flight (reported about once a second); a ladder's, in every rung.
     public var framesDone: Int64
-    /// Frames per second over the last seconds while the job encodes; nil before there is a rate.
+    /// Frames per second (of every output) over the last seconds while the job encodes; nil before there is a rate.
     public var fps: Double?
     /// That rate as seconds of video per second (1.0: real time); nil with it.
     public var speed: Double?
@@ -41,7 +42,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, frames_encoding, fps, speed, error, coordinator, assigned_coordinator, stalled, priority,
+        frames_total, frames_done, frames_encoding, outputs, fps, speed, error, coordinator, assigned_coordinator, stalled, priority,
         EXISTS (SELECT 1 FROM segment_passes p WHERE p.job_id = jobs.id) AS second_pass,
         to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
@@ -62,10 +63,14 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         settingsHash = row.string("settings_hash")
         segmentsTotal = row.int("segments_total") ?? 0
         segmentsDone = row.int("segments_done") ?? 0
+        // The store counts source frames; a ladder makes each in every rung.
+        let outputs = Int64(max(row.int("outputs") ?? 1, 1))
         framesTotal = row.int64("frames_total") ?? 0
         framesDone = row.int64("frames_done") ?? 0
         if state == .encoding { framesDone = min(framesDone + (row.int64("frames_encoding") ?? 0), framesTotal) }
-        fps = state == .encoding ? row.double("fps").flatMap { $0 > 0 ? $0 : nil } : nil
+        framesTotal *= outputs
+        framesDone *= outputs
+        fps = state == .encoding ? row.double("fps").flatMap { $0 > 0 ? $0 * Double(outputs) : nil } : nil
         speed = fps == nil ? nil : row.double("speed")
         error = row["error"]
         createdAt = row.string("created_at")
@@ -75,7 +80,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         assignedCoordinator = row["assigned_coordinator"]
         stalled = row["stalled"]
         priority = row.int("priority") ?? 50
-        pass = spec.settings.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
+        pass = spec.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {

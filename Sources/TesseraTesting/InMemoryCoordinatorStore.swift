@@ -100,7 +100,7 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         }
     }
 
-    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?) throws(StoreError) -> Bool {
+    public func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?, outputs: Int = 1) throws(StoreError) -> Bool {
         try transaction { t throws(StoreError) in
             guard t.jobs[jobID]?.state == .planning else { return false }
             for segment in segments where t.segments[jobID]?[segment.index] == nil {
@@ -109,6 +109,7 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
             t.jobs[jobID]?.segmentsTotal = segments.count
             t.jobs[jobID]?.framesTotal = Int64(segments.reduce(0) { $0 + $1.frameCount })
             t.jobs[jobID]?.framePixels = framePixels
+            t.jobs[jobID]?.outputs = max(outputs, 1)
             try t.move(jobID, to: .encoding)
             return true
         }
@@ -145,11 +146,11 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         try transaction { t in t.recordOnce(jobID, \.extradata, hex) }
     }
 
-    public func secondPass(_ jobID: String) throws(StoreError) -> [Int: PassInput]? {
+    public func secondPass(_ jobID: String) throws(StoreError) -> [Int: [PassInput]]? {
         try transaction { t in t.jobs[jobID]?.secondPass }
     }
 
-    public func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: PassInput]) throws(StoreError) -> Bool {
+    public func startSecondPass(_ jobID: String, coordinator: String, _ passes: [Int: [PassInput]]) throws(StoreError) -> Bool {
         try transaction { t throws(StoreError) in
             guard let job = t.jobs[jobID], job.state == .encoding, job.coordinator == coordinator else { return false }
             guard job.secondPass == nil else { throw StoreError("job \(jobID): second pass already recorded") }

@@ -101,7 +101,9 @@ struct JobRow {
     var inputIdentity: String?
     var stalled: String?
     var stalledSince: Double?
-    var secondPass: [Int: PassInput]?
+    var secondPass: [Int: [PassInput]]?
+    /// Outputs the job makes (a ladder's rungs): its progress counts the frames of each.
+    var outputs = 1
     /// Submission order (`created_at`).
     var created: Int
     var createdAt: Double
@@ -247,14 +249,14 @@ struct Tables {
 
     func record(_ row: JobRow) -> JobRecord {
         let encoding = row.state == .encoding
-        let fps = encoding ? row.fps.flatMap { $0 > 0 ? $0 : nil } : nil
+        let fps = encoding ? row.fps.flatMap { $0 > 0 ? $0 * Double(row.outputs) : nil } : nil
+        let done = encoding ? min(row.framesDone + row.framesEncoding, row.framesTotal) : row.framesDone
         return JobRecord(id: row.id, state: row.state, input: row.input, output: row.output, spec: row.spec, settingsHash: row.spec.digest,
-                         segmentsTotal: row.segmentsTotal, segmentsDone: row.segmentsDone, framesTotal: row.framesTotal,
-                         framesDone: encoding ? min(row.framesDone + row.framesEncoding, row.framesTotal) : row.framesDone,
-                         fps: fps, speed: fps == nil ? nil : row.speed, error: row.error, createdAt: Self.timestamp(row.createdAt),
+                         segmentsTotal: row.segmentsTotal, segmentsDone: row.segmentsDone, framesTotal: row.framesTotal * Int64(row.outputs),
+                         framesDone: done * Int64(row.outputs), fps: fps, speed: fps == nil ? nil : row.speed, error: row.error, createdAt: Self.timestamp(row.createdAt),
                          updatedAt: Self.timestamp(row.updatedAt), finishedAt: row.finishedAt.map(Self.timestamp),
                          coordinator: row.coordinator, assignedCoordinator: row.assignedCoordinator, stalled: row.stalled,
-                         priority: row.priority, pass: row.spec.settings.twoPass ? (row.secondPass == nil ? 1 : 2) : nil)
+                         priority: row.priority, pass: row.spec.twoPass ? (row.secondPass == nil ? 1 : 2) : nil)
     }
 
     func record(_ job: String, _ row: SegmentRow) -> SegmentRecord {

@@ -61,6 +61,8 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: .customLong("also-hls"), help: "With an .mpd output: also an HLS master.m3u8 over the same segments.") var alsoHLS = false
     @Flag(name: .customLong("audio-per-rung"), help: "With --ladder: mux the AAC into every rung instead of one audio rendition.")
     var audioPerRung = false
+    @Flag(name: .customLong("two-pass"), help: "With --ladder: each rung's rate is its average, encoded in two passes (peak at most twice it).")
+    var twoPass = false
 
     @Option(help: "Audio: auto (copy compatible AAC, else encode; default), copy, aac or none.") var audio: String?
     @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate, e.g. 128k.") var audioBitrate: String?
@@ -107,6 +109,7 @@ struct EncodeOptions: ParsableArguments {
         r.ladder = ladder.map { [$0] }
         r.hlsTime = hlsTime
         r.audioPerRung = audioPerRung ? true : nil
+        r.twoPass = twoPass ? true : nil
         return r
     }
 

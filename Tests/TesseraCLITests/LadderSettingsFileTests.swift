@@ -44,9 +44,18 @@ import TesseraTestSupport
         }
     }
 
+    /// `two-pass` in a file makes the ladder's rates averages; `--crf` on the command line takes capped CRF back.
+    @Test func aSettingsFileTwoPassIsFrozenWithTheLadder() throws {
+        let path = try OptionValidationTests.settingsFile("ladder-two-pass.yaml", "ladder: 720:3M,360\ntwo-pass: true\n")
+        #expect(try EncodeOptions.parse(["--settings", path]).spec(output: "out/master.m3u8").ladder?.twoPass == true)
+        #expect(try EncodeOptions.parse(["--settings", path, "--crf", "21"]).spec(output: "out/master.m3u8").ladder?.twoPass == false)
+        #expect(try EncodeOptions.parse(["--ladder", "720", "--two-pass"]).spec(output: "out.mp4").ladder?.twoPass == true)
+    }
+
     /// ffmpeg's spelling of a key is refused, naming Tessera's; `hls-time` without a ladder is refused too.
     @Test(arguments: [("hls_time: 4\nladder: 720\n", "use 'hls-time'"), ("hls-time: 4\n", "--hls-time needs --ladder"),
-                      ("ladder: 720\nhls-time: 0\n", "--hls-time must be a positive"), ("audio-per-rung: true\n", "--audio-per-rung needs --ladder")])
+                      ("ladder: 720\nhls-time: 0\n", "--hls-time must be a positive"), ("audio-per-rung: true\n", "--audio-per-rung needs --ladder"),
+                      ("two-pass: true\n", "--two-pass needs --ladder")])
     func ladderKeysAreChecked(yaml: String, named: String) throws {
         let path = try OptionValidationTests.settingsFile("ladder-keys.yaml", yaml)
         defer { try? FileManager.default.removeItem(atPath: path) }

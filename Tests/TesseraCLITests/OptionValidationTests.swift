@@ -66,6 +66,9 @@ import TesseraTestSupport
         (["-o", "out/master.m3u8", "--ladder", "720", "--also-hls"], "--also-hls needs an .mpd output"),
         (["-o", "out.mp4", "--audio-per-rung"], "--audio-per-rung needs --ladder"),
         (["-o", "out.mp4", "--ladder", "720", "--maxrate", "3M", "--bufsize", "6M"], "--ladder caps each rung"),
+        (["-o", "out.mp4", "--two-pass"], "--two-pass needs --ladder"),
+        (["-o", "out.mp4", "--bitrate", "3M", "--two-pass"], "--two-pass needs --ladder"),
+        (["-o", "out.mp4", "--ladder", "720", "--bitrate", "3M"], "--two-pass"),
     ])
     func ladderMistakesAreRefusedAtParseTime(_ args: [String], _ problem: String) throws {
         for command in ["transcode", "submit"] {
@@ -75,6 +78,7 @@ import TesseraTestSupport
         }
         #expect(Self.refusal(["transcode", "in.mp4", "-o", "out/master.m3u8", "--ladder", "720,360", "--hls-time", "4", "--also-dash"]) == nil)
         #expect(Self.refusal(["submit", "in.mp4", "-o", "out/manifest.mpd", "--ladder", "720", "--also-hls", "--audio-per-rung"]) == nil)
+        #expect(Self.refusal(["submit", "in.mp4", "-o", "out/master.m3u8", "--ladder", "720:3M,360", "--two-pass"]) == nil)
     }
 
     /// `validate()` throws the error itself, with its code: `.settings` for a value, `.input` for the file.

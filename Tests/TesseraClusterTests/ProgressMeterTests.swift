@@ -1,6 +1,8 @@
 import Testing
 import TesseraCore
 @testable import TesseraCluster
+import TesseraEngine
+import TesseraTesting
 
 /// Frames in flight and the encode rate between segment completions, without a worker.
 struct ProgressMeterTests {
@@ -45,5 +47,28 @@ struct ProgressMeterTests {
         meter.dropped(Self.job)
         #expect(meter.inFlight(Self.job) == 0 && meter.inFlight(other) == 7)
         #expect(meter.rate(Self.job, now: 5) == nil)
+    }
+}
+
+/// What `status --json`, `watch` and a transcode's bar show of a ladder job: frames of every rung.
+struct LadderProgressTests {
+    @Test func aLaddersProgressCountsTheFramesOfEveryRung() throws {
+        let database = InMemoryJobDatabase()
+        let store = database.open()
+        defer { store.close() }
+        var spec = JobSpec()
+        spec.ladder = LadderSpec(ladder: try Ladder(parsing: "720:3M,360"), packaging: .hls, twoPass: true)
+        let job = try database.submit(input: "/in.mp4", output: "/out/master.m3u8", spec: spec, coordinator: nil, priority: 50)
+        _ = try store.claimQueuedJob(coordinator: "c", only: nil, outranking: false)
+        let segments = (0..<2).map {
+            PlannedSegment(index: $0, startPTS: Int64($0 * 25), endPTS: Int64($0 * 25 + 25), firstPacket: $0 * 25, lastPacket: $0 * 25 + 24,
+                           frameCount: 25, preRollPackets: 0, entry: .idr)
+        }
+        #expect(try store.addSegments(job, segments, framePixels: nil, outputs: 2))
+        try store.recordProgress(job, framesEncoding: 10, fps: 20, speed: 1)
+        let progress = TranscodeProgress(try store.job(job))
+        #expect(progress.framesTotal == 100 && progress.framesDone == 20 && progress.fps == 40)
+        #expect(progress.pass == 1 && progress.label == "first pass", "a two-pass ladder counts its passes as one output does")
+        #expect(progress.fraction == 0.2)
     }
 }

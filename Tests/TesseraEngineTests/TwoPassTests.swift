@@ -139,3 +139,39 @@ import TesseraTestSupport
         #expect(abs(e) <= max(0.02, abs(eTheirs) + 0.03))
     }
 }
+
+/// `--ladder … --two-pass` end to end: each rung's rate is its average, hit within 10 % as ffprobe measures it;
+/// every rung holds every frame, with keyframes at the same instants at every packaging cut.
+@Suite(.serialized) struct LadderTwoPassTests {
+    @Test func eachRungLandsOnItsOwnAverage() throws {
+        let source = try Fixtures.cleanThenNoisy()
+        let output = Fixtures.output("two-pass-ladder.mp4")
+        let rungs = [(name: "240p", kbps: 500), (name: "144p", kbps: 200)]
+        let files = rungs.map { output.replacingOccurrences(of: ".mp4", with: "_\($0.name).mp4") }
+        defer { for f in files { try? FileManager.default.removeItem(atPath: f) } }
+        let run = try Tool.run(Tool.tesseraBinary, ["transcode", source, "-o", output, "-y", "--preset", "veryfast", "--ladder", "240:500k,144:200k",
+                                                    "--two-pass", "--hls-time", "2", "--audio", "none", "--workers", "2",
+                                                    "--data-dir", TwoPassTests.dataDir])
+        try #require(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("tessera: first pass") && run.stderr.contains("tessera: second pass"), "\(run.stderr)")
+        let sourceFrames = try OutputFacts.read(source).countedFrames
+        var keyframes: [Set<Int>] = []
+        for (rung, file) in zip(rungs, files) {
+            let facts = try OutputFacts.read(file)
+            #expect(facts.countedFrames == sourceFrames, "\(rung.name) is frame-exact")
+            let kbps = Double(try Tool.videoBytes(file) * 8) / (Double(facts.countedFrames) / 25) / 1000
+            #expect(abs(kbps / Double(rung.kbps) - 1) < 0.10, "\(rung.name): \(kbps) kb/s for \(rung.kbps)")
+            let packets = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", file])
+            keyframes.append(Set(packets.split(whereSeparator: \.isNewline).compactMap { line -> Int? in
+                let fields = line.split(separator: ",")
+                guard fields.count >= 2, fields[1].hasPrefix("K"), let time = Double(fields[0]) else { return nil }
+                return Int((time * 1000).rounded())
+            }))
+        }
+        // 8 s cut every 2 s: a keyframe at 0, 2, 4 and 6 s in both rungs.
+        let cuts: Set<Int> = [0, 2000, 4000, 6000]
+        for (rung, found) in zip(rungs, keyframes) {
+            #expect(cuts.isSubset(of: found), "\(rung.name) keyframes at \(found.sorted())")
+        }
+    }
+}

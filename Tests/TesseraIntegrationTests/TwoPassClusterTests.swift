@@ -65,6 +65,45 @@ import TesseraTestSupport
         #expect(abs(rate / 400_000 - 1) <= 0.02, "\(Int(rate)) b/s for 400k")
     }
 
+    /// A two-pass ladder (`--ladder … --two-pass`) whose coordinator is killed once every first pass is done:
+    /// the new coordinator allocates each rung's bits from the spooled first passes, every segment is done
+    /// exactly twice, and each rung has every frame at its own average.
+    @Test func aLadderCoordinatorKilledBetweenPassesResumesEveryRung() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("a")
+        let source = try Fixtures.cleanThenNoisy()
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(source, output, ["--ladder", "240:500k,144:200k", "--two-pass", "--hls-time", "2",
+                                                      "--audio", "none"])
+        let store = try cluster.openStore()
+        defer { store.close() }
+        try cluster.waitUntil(timeout: 120) {
+            let record = try store.job(job)
+            return record.state.isFinal || record.pass == 2 || (record.segmentsTotal > 0 && record.segmentsDone == record.segmentsTotal)
+        }
+        cluster.kill9(cluster.coordinator)
+        let killed = try store.job(job)
+        try #require(killed.state == .encoding, "the job ended before the kill: \(killed.state)")
+        let segments = killed.segmentsTotal
+
+        try cluster.startCoordinator()
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        #expect(record.pass == 2)
+        let counts = try Self.doneCounts(store, job)
+        #expect(segments >= 2 && (0..<segments).allSatisfy { counts[$0] == 2 }, "done events by segment: \(counts)")
+        for (name, kbps) in [("240p", 500.0), ("144p", 200.0)] {
+            let file = output.replacingOccurrences(of: ".mp4", with: "_\(name).mp4")
+            let frames = try Tool.ffprobe(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                           "stream=nb_read_frames", "-of", "csv=p=0", file])
+            #expect(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) == 200, "\(name)")
+            let rate = Double(try Tool.videoBytes(file) * 8) / 8 / 1000
+            #expect(abs(rate / kbps - 1) < 0.10, "\(name): \(Int(rate)) kb/s for \(Int(kbps))k")
+        }
+    }
+
     /// A job canceled while its first pass runs, and another while its second pass runs: each ends canceled
     /// with nothing at or beside its output path and no segment leased, and the worker takes the next job.
     @Test func cancelingInEitherPassLeavesNothing() throws {

@@ -130,7 +130,7 @@ struct InMemoryStoreParityTests {
             + "\(try store.load(coordinator: "c2", priority: 50).pendingWork) \(try store.load(coordinator: "c2", priority: 50).queuedJobs)")
 
         // Two passes: recorded once, by the job's coordinator, while it encodes.
-        let passes = [0: PassInput(pass: 2, bitrate: 1000, stats: "stats", macroblockTree: [1, 2])]
+        let passes = [0: [PassInput(pass: 2, bitrate: 1000, stats: "stats", macroblockTree: [1, 2])]]
         out.append("second pass elsewhere: \(try store.startSecondPass(b, coordinator: "c1", passes))")
         out.append("second pass before: \(try store.secondPass(b) == nil)")
         let lease = try store.lease(slots: ["w4"], seconds: 60, jobs: [b], attemptLimit: 3, coordinator: "c2")

@@ -191,7 +191,7 @@ import TesseraCore
             let result = SegmentResult(path: "/spool/\(k)", checksum: "abc", sizeBytes: 100, encodeSeconds: seconds)
             #expect(try store.complete(lease, worker: "a", result: result))
         }
-        let passes = Dictionary(uniqueKeysWithValues: (0..<3).map { ($0, PassInput(pass: 2, bitrate: 400_000, stats: "#options: 2x2")) })
+        let passes = Dictionary(uniqueKeysWithValues: (0..<3).map { ($0, [PassInput(pass: 2, bitrate: 400_000, stats: "#options: 2x2")]) })
         #expect(try store.startSecondPass(job, coordinator: "test", passes))
         let order = try (0..<3).map { _ in try #require(try store.lease(worker: "a", seconds: 60).first).index }
         #expect(order == [1, 2, 0])
@@ -227,6 +227,24 @@ import TesseraCore
         // What the coordinator records next: the second task's 4 frames.
         try store.recordProgress(job, framesEncoding: 4, fps: nil, speed: nil)
         #expect(try store.job(job).framesDone == 14)
+    }
+
+    /// A ladder's progress counts every rung's frames: its done and total frames, and its rate, times its rungs.
+    @Test func aLaddersFramesCountInEveryRung() throws {
+        let (store, _) = try TestDatabase.store()
+        defer { store.close() }
+        let job = try store.plannedJob(segments: 3, outputs: 2)
+        try store.heartbeat(worker: "a", host: "test")
+        let lease = try #require(try store.lease(worker: "a", seconds: 60).first)
+        try store.recordProgress(job, framesEncoding: 4, fps: 12, speed: 0.5)
+        var record = try store.job(job)
+        #expect(record.framesTotal == 60 && record.framesDone == 8 && record.fps == 24 && record.speed == 0.5)
+        let result = SegmentResult(path: "/spool/x", checksum: "abc", sizeBytes: 100, encodeSeconds: 1)
+        #expect(try store.complete(lease, worker: "a", result: result))
+        try store.recordProgress(job, framesEncoding: 0, fps: 12, speed: 0.5)
+        record = try store.job(job)
+        #expect(record.framesDone == 20 && record.progress == 1.0 / 3)
+        #expect(try store.job(try store.plannedJob(segments: 3)).framesTotal == 30, "one output: its frames once")
     }
 
     @Test func oneStatementLeasesForEverySlotFairlyAndCompletesABatch() throws {

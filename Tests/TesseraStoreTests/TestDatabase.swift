@@ -54,7 +54,8 @@ extension JobStore {
     }
 
     /// A job already planned into `count` segments of 10 frames each (queued → planning → encoding).
-    func plannedJob(segments count: Int, coordinator: String = "test", priority: Int = JobStore.defaultPriority) throws -> String {
+    func plannedJob(segments count: Int, coordinator: String = "test", priority: Int = JobStore.defaultPriority,
+                    outputs: Int = 1) throws -> String {
         let id = try submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), priority: priority)
         guard let claimed = try claimQueuedJob(coordinator: coordinator), claimed.id == id else { throw StoreError("claim failed") }
         var plan: [PlannedSegment] = []
@@ -63,7 +64,7 @@ extension JobStore {
             plan.append(PlannedSegment(index: k, startPTS: Int64(first), endPTS: Int64(first + 10), firstPacket: first,
                                        lastPacket: first + 9, frameCount: 10, preRollPackets: 0, entry: .idr))
         }
-        try addSegments(id, plan)
+        try addSegments(id, plan, outputs: outputs)
         return id
     }
 }

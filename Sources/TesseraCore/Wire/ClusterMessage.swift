@@ -6,7 +6,8 @@
 /// self-describing: a receiver refuses what it does not understand and never crashes on it.
 public enum ClusterMessage: Hashable, Sendable {
     /// 3: a task may carry a ladder's rungs and forced keyframes, which a worker of version 2 would ignore.
-    public static let version: UInt8 = 3
+    /// 4: a ladder's rungs may each carry a pass, and a first pass's result each rung's statistics.
+    public static let version: UInt8 = 4
     /// The version byte of a refusal: readable by every release from version 3 on, whatever it speaks.
     static let anyVersion: UInt8 = 0
     static let magic: [UInt8] = Array("TSR".utf8)

@@ -19,11 +19,16 @@ public struct EncodedSegment: BlobPayload {
         public var rungs: [RungHeaders]?
     }
 
-    /// One rung's encoder headers (SPS/PPS).
+    /// One rung's encoder headers (SPS/PPS) and, in a two-pass ladder's first pass, its statistics.
     public struct RungHeaders: Codable, Hashable, Sendable {
         @HexBytes public var extradata: [UInt8]
+        /// The rung's first-pass statistics (the first rung's are also the header's `firstPass`).
+        public var firstPass: FirstPassOutput?
 
-        public init(extradata: [UInt8]) { self.extradata = extradata }
+        public init(extradata: [UInt8], firstPass: FirstPassOutput? = nil) {
+            self.extradata = extradata
+            self.firstPass = firstPass
+        }
 
         /// Every rung's headers in one byte string, each after its length (4 bytes, little-endian): what a ladder
         /// job's results are compared by, as a single output's by its SPS/PPS.
@@ -38,7 +43,8 @@ public struct EncodedSegment: BlobPayload {
         var one = self
         one.header.rungs = nil
         one.header.extradata = rungs[r].extradata
-        let count = header.frameCount
+        one.header.firstPass = rungs[r].firstPass
+        let count = header.firstPass == nil ? header.frameCount : 0
         one.packets = Array(packets[(r * count)..<((r + 1) * count)])
         return one
     }
@@ -68,7 +74,8 @@ public struct EncodedSegment: BlobPayload {
         guard header.index >= 0, header.frameCount > 0, header.timeBase.isValid else { throw .badHeader("result fields out of range") }
         let outputs = header.rungs?.count ?? 1
         guard (1...Ladder.maximumRungs).contains(outputs) else { throw .badHeader("\(outputs) rungs") }
-        if let rungs = header.rungs, header.firstPass != nil || header.extradata != RungHeaders.combined(rungs.map(\.extradata)) {
+        if let rungs = header.rungs, header.extradata != RungHeaders.combined(rungs.map(\.extradata))
+            || rungs.first?.firstPass != header.firstPass || rungs.contains(where: { ($0.firstPass == nil) != (header.firstPass == nil) }) {
             throw .badHeader("rung headers do not match the result's")
         }
         guard packets == (header.firstPass == nil ? header.frameCount * outputs : 0) else {

@@ -26,14 +26,17 @@ public struct SegmentTask: BlobPayload {
         public var forcedKeyframes: [Int64]?
     }
 
-    /// One rung of a ladder task: its picture and its encoder settings.
+    /// One rung of a ladder task: its picture, its encoder settings and, in two passes, its own pass.
     public struct RungEncoding: Codable, Hashable, Sendable {
         public var output: VideoOutputFormat
         public var settings: EncoderSettings
+        /// The rung's pass of a two-pass ladder (the first rung's is also the header's `pass`); nil in one pass.
+        public var pass: PassInput?
 
-        public init(output: VideoOutputFormat, settings: EncoderSettings) {
+        public init(output: VideoOutputFormat, settings: EncoderSettings, pass: PassInput? = nil) {
             self.output = output
             self.settings = settings
+            self.pass = pass
         }
     }
 
@@ -49,6 +52,11 @@ public struct SegmentTask: BlobPayload {
         self.packets = packets
     }
 
+    /// A pass is the first or the second; a second pass has its statistics and a bitrate.
+    static func isValid(_ pass: PassInput) -> Bool {
+        (1...2).contains(pass.pass) && (pass.pass == 1 || (pass.stats != nil && (pass.bitrate ?? 0) > 0))
+    }
+
     public init(validating header: Header, packets: [MediaPacket]) throws(PayloadError) {
         let s = header.segment
         guard s.index >= 0, s.firstPacket >= 0, s.lastPacket >= s.firstPacket, s.frameCount > 0, s.endPTS > s.startPTS,
@@ -58,9 +66,7 @@ public struct SegmentTask: BlobPayload {
         if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
             throw .badHeader("run-out fields out of range")
         }
-        if let pass = header.pass, !(1...2).contains(pass.pass) || (pass.pass == 2 && (pass.stats == nil || (pass.bitrate ?? 0) <= 0)) {
-            throw .badHeader("pass fields out of range")
-        }
+        if let pass = header.pass, !Self.isValid(pass) { throw .badHeader("pass fields out of range") }
         if let leadIn = header.leadIn, !(0...EncoderSettings.maximumLeadIn).contains(leadIn) {
             throw .badHeader("lead-in out of range")
         }
@@ -68,6 +74,11 @@ public struct SegmentTask: BlobPayload {
             guard (1...Ladder.maximumRungs).contains(rungs.count), rungs.first?.output == header.output,
                   rungs.allSatisfy({ $0.output.width > 0 && $0.output.height > 0 && $0.output.timeBase == header.output.timeBase }) else {
                 throw .badHeader("rungs out of range")
+            }
+            // Every rung in the header's pass, or none in a pass.
+            guard rungs.allSatisfy({ $0.pass?.pass == header.pass?.pass && $0.pass.map(Self.isValid) != false }),
+                  header.pass == nil || rungs.first?.pass == header.pass else {
+                throw .badHeader("rung passes out of range")
             }
         }
         if let forced = header.forcedKeyframes, forced.count > s.frameCount || !zip(forced, forced.dropFirst()).allSatisfy({ $0 < $1 }) {
