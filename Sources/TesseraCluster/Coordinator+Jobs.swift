@@ -152,7 +152,7 @@ extension Coordinator {
             return
         }
         do throws(TesseraError) {
-            try destination.commit()
+            try destination.commit(mode: job.spec.outputMode ?? options.outputMode)
         } catch {
             if let fault = LocalFault.output(destination.faultPath, needing: 0) {
                 events.withValue { $0.append(.stalled(id, fault)) }

@@ -8,17 +8,20 @@ public struct JobSpec: Codable, Hashable, Sendable {
     public var picture: PictureSettings
     /// A rendition ladder and its packaging; nil: one output.
     public var ladder: LadderSpec?
+    /// Permission bits of the output files (`--output-mode`); nil: the coordinator's default, else its umask's.
+    public var outputMode: Int?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
-                picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil) {
+                picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil, outputMode: Int? = nil) {
         self.settings = settings
         self.audio = audio
         self.segmentSeconds = segmentSeconds
         self.picture = picture
         self.ladder = ladder
+        self.outputMode = outputMode
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -28,6 +31,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         segmentSeconds = try c.decodeIfPresent(Double.self, forKey: .segmentSeconds)
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
         ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
+        outputMode = try c.decodeIfPresent(Int.self, forKey: .outputMode)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }
