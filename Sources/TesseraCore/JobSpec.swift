@@ -10,6 +10,9 @@ public struct JobSpec: Codable, Hashable, Sendable {
     public var ladder: LadderSpec?
     /// Permission bits of the output files (`--output-mode`); nil: the coordinator's default, else its umask's.
     public var outputMode: Int?
+    /// Whether an existing output may be replaced: nil, `submit` checked that where it ran (`-y`, or no output
+    /// there); true or false, the coordinator decides when it plans (`submit --remote-path`, with `-y` or not).
+    public var replacesOutputs: Bool?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
                 picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil, outputMode: Int? = nil) {
@@ -21,7 +24,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         self.outputMode = outputMode
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -32,6 +35,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
         ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
         outputMode = try c.decodeIfPresent(Int.self, forKey: .outputMode)
+        replacesOutputs = try c.decodeIfPresent(Bool.self, forKey: .replacesOutputs)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

@@ -5,7 +5,7 @@ import TesseraCore
 struct JobSpecJSON: Encodable {
     let spec: JobSpec
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -15,5 +15,6 @@ struct JobSpecJSON: Encodable {
         try c.encode(NullFilled(spec.picture), forKey: .picture)
         try c.encode(spec.ladder.map(NullFilled.init), forKey: .ladder)
         try c.encode(spec.outputMode.map(OutputMode.text), forKey: .outputMode)
+        try c.encode(spec.replacesOutputs, forKey: .replacesOutputs)
     }
 }

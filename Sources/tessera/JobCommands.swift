@@ -21,6 +21,8 @@ struct Submit: ParsableCommand {
     @OptionGroup var hooks: HookOptions
     @OptionGroup var overwriting: OverwriteOptions
     @OptionGroup var permissions: OutputModeOptions
+    @Flag(help: "INPUT and -o are absolute paths as the coordinator sees them, not checked on this host; the coordinator probes the input and refuses an existing output unless -y.")
+    var remotePath = false
     @Flag(help: "Print the job as JSON on stdout instead of its id alone (with --wait, a second line when it ends).") var json = false
     @OptionGroup var database: DatabaseOptions
 
@@ -45,15 +47,23 @@ struct Submit: ParsableCommand {
             let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
-            try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
-            try overwriting.check(spec.writtenPaths(for: output))
-            try overwriting.check(folders: spec.replacedFolders(for: output))
+            if remotePath {
+                guard input.hasPrefix("/"), output.hasPrefix("/") else {
+                    throw TesseraError(.settings, "--remote-path", "INPUT and -o must be absolute paths, as the coordinator sees them")
+                }
+                try overwriting.check([])
+                spec.replacesOutputs = overwriting.overwrite
+            } else {
+                try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
+                try overwriting.check(spec.writtenPaths(for: output))
+                try overwriting.check(folders: spec.replacedFolders(for: output))
+            }
         } catch {
             throw report.fail(error)
         }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(Self.notHere(input)) }
+        guard remotePath || FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(Self.notHere(input)) }
         // HLS and DASH outputs (`.m3u8`, `.mpd`) come with a ladder, checked with the options.
         guard spec.ladder?.packaging.isStreaming == true || ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
             throw report.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
@@ -77,11 +87,11 @@ struct Submit: ParsableCommand {
         if let final, final.state != .done { throw ExitCode(1) }
     }
 
-    /// An input this host does not have: `submit` checks the paths where it runs, which must be where the
-    /// coordinator sees them too.
+    /// An input this host does not have: `submit` checks the paths where it runs, unless told they are the
+    /// coordinator's alone.
     static func notHere(_ input: String) -> StoreError {
-        StoreError("\(input): no such file on this host: submit checks the input and output where it runs, so run it where the coordinator's paths are "
-                   + "(the coordinator's host, or one mounting the media at the same paths)")
+        StoreError("\(input): no such file on this host: submit checks the input and output where it runs; "
+                   + "give --remote-path when the paths are the coordinator's only")
     }
 }
 
