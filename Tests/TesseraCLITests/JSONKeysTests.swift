@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraCore
 import TesseraTestSupport
 
 /// The keys of a `--json` output as docs/cli.md lists them: the backquoted names in the first column of the table
@@ -136,6 +137,14 @@ struct DocumentedKeys {
         let job = try DocumentedKeys("### Job objects")
         #expect(job.keys.isSuperset(of: ["id", "priority", "spec.picture", "spec.segmentSeconds", "spec.settings.crf", "spec.ladder.packaging"]))
         #expect(try DocumentedKeys("### `transcode --json`").keys.isSuperset(of: ["setup.forkedWorkers", "peakRSSBytes.worker", "timings"]))
+        // The spec's JSON is written key by key: each stored property of its parts is a documented key.
+        for (name, value) in [("settings", EncoderSettings() as Any), ("audio", AudioSettings()), ("picture", PictureSettings()),
+                              ("ladder", LadderSpec(ladder: try Ladder(parsing: "720"), packaging: .hls))] {
+            let properties = Set(Mirror(reflecting: value).children.compactMap { $0.label.map { "spec.\(name).\($0)" } })
+            #expect(properties == job.keys.filter { $0.hasPrefix("spec.\(name).") }, "\(name)")
+        }
+        #expect(Set(Mirror(reflecting: JobSpec()).children.compactMap { $0.label.map { "spec.\($0)" } })
+                == job.keys.filter { $0.hasPrefix("spec.") && $0.split(separator: ".").count == 2 })
         let flat = job.paths(of: ["spec": ["settings": ["crf": 1]], "error": NSNull()])
         #expect(flat == ["spec", "spec.settings", "spec.settings.crf", "error"])
     }
