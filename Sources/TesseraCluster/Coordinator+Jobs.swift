@@ -20,6 +20,10 @@ extension Coordinator {
         let job = try store.job(id)
         do {
             try OutputPath.check(job.output, input: job.input, ladder: job.spec.ladder)
+            // A job submitted with paths only this host sees (`--remote-path`): `-n` is kept here.
+            if planNew, job.spec.replacesOutputs == false, let existing = OutputPath.existing(job.output, ladder: job.spec.ladder).first {
+                throw TesseraError.output(existing, "already exists: give -y to overwrite it")
+            }
             let probe = try knownProbe.current.flatMap { $0.describes(job.input) ? $0 : nil } ?? MediaProbe.probe(job.input)
             var jobOptions = JobOptions(spec: job.spec, workers: options.planningWorkers)
             // A new plan follows the load: few long segments while queued work keeps every encoder busy. A
@@ -152,7 +156,7 @@ extension Coordinator {
             return
         }
         do throws(TesseraError) {
-            try destination.commit()
+            try destination.commit(mode: job.spec.outputMode ?? options.outputMode)
         } catch {
             if let fault = LocalFault.output(destination.faultPath, needing: 0) {
                 events.withValue { $0.append(.stalled(id, fault)) }

@@ -34,6 +34,8 @@ extension Coordinator {
         public var takeoverAfter: Double = 15
         /// Seconds a job may wait on a local fault (spool or output disk full) before it fails.
         public var faultLimit: Double = 600
+        /// Permission bits of outputs whose job names none (`coordinator --output-mode`); nil: the umask's.
+        public var outputMode: Int?
         /// Only this job (the private coordinator of `tessera transcode`); nil: every job.
         public var onlyJob: String?
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose

@@ -19,11 +19,11 @@ enum StitchDestination {
         }
     }
 
-    /// Moves the verified output into place.
-    func commit() throws(TesseraError) {
+    /// Moves the verified output into place, with permission bits `mode` when one is asked for.
+    func commit(mode: Int?) throws(TesseraError) {
         switch self {
-        case .file(let temporary, let output): try OutputPath.commit(temporary, to: output)
-        case .ladder(let ladder): try ladder.commit()
+        case .file(let temporary, let output): try OutputPath.commit(temporary, to: output, mode: mode)
+        case .ladder(let ladder): try ladder.commit(mode: mode)
         }
     }
 

@@ -8,17 +8,23 @@ public struct JobSpec: Codable, Hashable, Sendable {
     public var picture: PictureSettings
     /// A rendition ladder and its packaging; nil: one output.
     public var ladder: LadderSpec?
+    /// Permission bits of the output files (`--output-mode`); nil: the coordinator's default, else its umask's.
+    public var outputMode: Int?
+    /// Whether an existing output may be replaced: nil, `submit` checked that where it ran (`-y`, or no output
+    /// there); true or false, the coordinator decides when it plans (`submit --remote-path`, with `-y` or not).
+    public var replacesOutputs: Bool?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
-                picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil) {
+                picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil, outputMode: Int? = nil) {
         self.settings = settings
         self.audio = audio
         self.segmentSeconds = segmentSeconds
         self.picture = picture
         self.ladder = ladder
+        self.outputMode = outputMode
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -28,6 +34,8 @@ public struct JobSpec: Codable, Hashable, Sendable {
         segmentSeconds = try c.decodeIfPresent(Double.self, forKey: .segmentSeconds)
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
         ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
+        outputMode = try c.decodeIfPresent(Int.self, forKey: .outputMode)
+        replacesOutputs = try c.decodeIfPresent(Bool.self, forKey: .replacesOutputs)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

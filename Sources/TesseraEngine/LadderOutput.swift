@@ -56,10 +56,11 @@ public struct LadderOutput: Sendable {
 
     /// Moves every verified temporary into place. An existing folder is replaced (the command refused it before
     /// the job began unless told to overwrite); a file already moved is removed again if a later one fails.
-    public func commit() throws(TesseraError) {
+    /// `mode`: the files' permission bits (`--output-mode`), the folders' derived from it.
+    public func commit(mode: Int? = nil) throws(TesseraError) {
         guard packaging.isStreaming else {
             for (index, temporary) in temporaries.enumerated() {
-                do { try OutputPath.commit(temporary, to: places[index]) } catch {
+                do { try OutputPath.commit(temporary, to: places[index], mode: mode) } catch {
                     for placed in places[..<index] { try? FileManager.default.removeItem(atPath: placed) }
                     for rest in temporaries[(index + 1)...] { try? FileManager.default.removeItem(atPath: rest) }
                     throw error
@@ -67,7 +68,7 @@ public struct LadderOutput: Sendable {
             }
             return
         }
-        try OutputPath.commitFolder(temporaryFolder, to: places[0])
+        try OutputPath.commitFolder(temporaryFolder, to: places[0], mode: mode)
     }
 
     /// Removes whatever of the outputs is still temporary.

@@ -79,8 +79,9 @@ extension OutputPath {
     }
 
     /// Moves a finished folder into place. An existing folder is first renamed aside and removed once the new
-    /// one is in place, so the output path never holds a mix of old and new files.
-    public static func commitFolder(_ temporary: String, to folder: String) throws(TesseraError) {
+    /// one is in place, so the output path never holds a mix of old and new files. `mode`: as for `commit`.
+    public static func commitFolder(_ temporary: String, to folder: String, mode: Int? = nil) throws(TesseraError) {
+        try prepare(temporary, mode: mode, placing: folder)
         var isDirectory: ObjCBool = false
         var aside: String?
         if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {

@@ -48,7 +48,9 @@ public enum OutputPath {
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    public static func commit(_ temporary: String, to output: String) throws(TesseraError) {
+    /// Moves a finished file into place, first giving it `mode` when one is asked for (`--output-mode`).
+    public static func commit(_ temporary: String, to output: String, mode: Int? = nil) throws(TesseraError) {
+        try prepare(temporary, mode: mode, placing: output)
         guard rename(temporary, output) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: temporary)

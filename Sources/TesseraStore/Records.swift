@@ -94,7 +94,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         try c.encode(state, forKey: .state)
         try c.encode(input, forKey: .input)
         try c.encode(output, forKey: .output)
-        try c.encode(spec, forKey: .spec)
+        try c.encode(JobSpecJSON(spec: spec), forKey: .spec)
         try c.encode(spec.ladder?.rungNames, forKey: .rungs)
         try c.encode(settingsHash, forKey: .settingsHash)
         try c.encode(segmentsTotal, forKey: .segmentsTotal)

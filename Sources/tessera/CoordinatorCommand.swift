@@ -33,6 +33,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Seconds a job may wait on a local fault (spool or output disk full, unwritable) before it fails.")
     var faultLimit: Double = 600
     @OptionGroup var observability: ObservabilityOptions
+    @OptionGroup var permissions: OutputModeOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
     func run() async throws {
@@ -64,6 +65,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         options.takeoverAfter = takeoverAfter
         guard faultLimit > 0 else { throw ValidationError("--fault-limit must be positive") }
         options.faultLimit = faultLimit
+        options.outputMode = permissions.bits
         let coordinator = Coordinator(options: options, logger: logger)
         // The listener is listed first, so it stops last: it answers while the coordinator winds down.
         let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)

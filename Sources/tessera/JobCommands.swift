@@ -20,6 +20,10 @@ struct Submit: ParsableCommand {
     var priority: Int?
     @OptionGroup var hooks: HookOptions
     @OptionGroup var overwriting: OverwriteOptions
+    @OptionGroup var permissions: OutputModeOptions
+    @Flag(help: "INPUT and -o are absolute paths as the coordinator sees them, not checked on this host; the coordinator probes the input and refuses an existing output unless -y.")
+    var remotePath = false
+    @Flag(help: "Print the job as JSON on stdout instead of its id alone (with --wait, a second line when it ends).") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -34,23 +38,32 @@ struct Submit: ParsableCommand {
     }
 
     func submit(_ report: JobReport) throws {
-        let spec: JobSpec
+        var spec: JobSpec
         let priority: Int
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
             spec = try encode.spec(segmentSeconds: segmentSeconds, output: output)
+            spec.outputMode = permissions.bits
             let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }
-            try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
-            try overwriting.check(spec.writtenPaths(for: output))
-            try overwriting.check(folders: spec.replacedFolders(for: output))
+            if remotePath {
+                guard input.hasPrefix("/"), output.hasPrefix("/") else {
+                    throw TesseraError(.settings, "--remote-path", "INPUT and -o must be absolute paths, as the coordinator sees them")
+                }
+                try overwriting.check([])
+                spec.replacesOutputs = overwriting.overwrite
+            } else {
+                try OutputPath.checkNaming(output, input: input, ladder: spec.ladder)
+                try overwriting.check(spec.writtenPaths(for: output))
+                try overwriting.check(folders: spec.replacedFolders(for: output))
+            }
         } catch {
             throw report.fail(error)
         }
         let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
         let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(StoreError("\(input): no such file")) }
+        guard remotePath || FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(Self.notHere(input)) }
         // HLS and DASH outputs (`.m3u8`, `.mpd`) come with a ladder, checked with the options.
         guard spec.ladder?.packaging.isStreaming == true || ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
             throw report.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))
@@ -62,14 +75,23 @@ struct Submit: ParsableCommand {
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator,
                                       priority: priority)
             report.jobID = id
-            FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+            // Written at once, not buffered: `--wait` follows the job before the command ends.
+            FileHandle.standardOutput.write(Data("\(json ? CanonicalJSON.encode(SubmittedJob(try store.job(id))) : id)\n".utf8))
             CoordinatorWarning.warnIfNone(store, assigned: coordinator)
             if wait { final = try Follower(store: store, id: id).follow() }
         } catch {
             throw report.fail(error)
         }
+        if let final, json { print(CanonicalJSON.encode(final)) }
         if let final { report.record(final) }
         if let final, final.state != .done { throw ExitCode(1) }
+    }
+
+    /// An input this host does not have: `submit` checks the paths where it runs, unless told they are the
+    /// coordinator's alone.
+    static func notHere(_ input: String) -> StoreError {
+        StoreError("\(input): no such file on this host: submit checks the input and output where it runs; "
+                   + "give --remote-path when the paths are the coordinator's only")
     }
 }
 
@@ -127,6 +149,7 @@ struct Cancel: ParsableCommand {
 
     @Argument(help: "A job id, or a unique prefix of one.") var job: String?
     @Flag(help: "Cancel every job that has not ended.") var all = false
+    @Flag(help: "Print the outcome as JSON on stdout.") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -137,18 +160,22 @@ struct Cancel: ParsableCommand {
         do throws(StoreError) {
             let store = try database.open()
             defer { store.close() }
+            var outcome = CancelOutcome()
             if all {
-                let ids = try store.cancelAll()
-                FileHandle.standardError.write(Data("tessera: canceled \(ids.count) job(s)\n".utf8))
-                ids.forEach { print($0) }
+                outcome.canceled = try store.cancelAll()
+                FileHandle.standardError.write(Data("tessera: canceled \(outcome.canceled.count) job(s)\n".utf8))
+                if !json { outcome.canceled.forEach { print($0) } }
             } else if let job {
                 let record = try store.job(job)
                 if try store.cancel(record.id) {
+                    outcome.canceled = [record.id]
                     FileHandle.standardError.write(Data("tessera: canceled \(record.id)\n".utf8))
                 } else {
+                    outcome.alreadyEnded = [record.id]
                     FileHandle.standardError.write(Data("tessera: job \(record.id) had already ended (\(record.state.rawValue))\n".utf8))
                 }
             }
+            if json { print(CanonicalJSON.encode(outcome)) }
         } catch {
             throw Tessera.fail(error)
         }
@@ -159,6 +186,7 @@ struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "watch", abstract: "Follow a job's progress until it ends; exit status is its result.")
 
     @Argument(help: "A job id, or a unique prefix of one.") var job: String
+    @Flag(help: "Print the job as JSON on stdout, one object a line, each time it changes.") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
@@ -168,7 +196,17 @@ struct Watch: ParsableCommand {
             defer { store.close() }
             let current = try store.job(job)
             if current.state == .queued { CoordinatorWarning.warnIfNone(store, assigned: current.assignedCoordinator) }
-            record = try Follower(store: store, id: current.id).follow()
+            var follower = Follower(store: store, id: current.id)
+            if json {
+                var last = ""
+                follower.onChange = { job in
+                    let line = CanonicalJSON.encode(job)
+                    guard line != last else { return }
+                    last = line
+                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                }
+            }
+            record = try follower.follow()
         } catch {
             throw Tessera.fail(error)
         }
@@ -200,6 +238,13 @@ extension JobState: ExpressibleByArgument {}
 struct Follower {
     let store: JobStore
     let id: String
+    /// Called with the job each time it is read (`watch --json`).
+    var onChange: ((JobRecord) -> Void)?
+
+    init(store: JobStore, id: String) {
+        self.store = store
+        self.id = id
+    }
 
     func follow() throws(StoreError) -> JobRecord {
         try store.listen()
@@ -207,6 +252,7 @@ struct Follower {
         defer { progress.finish() }
         while true {
             let job = try store.job(id)
+            onChange?(job)
             progress.update(TranscodeProgress(job))
             if job.state.isFinal {
                 progress.finish()

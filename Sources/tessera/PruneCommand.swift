@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TesseraCore
 import TesseraEngine
 import TesseraStore
 
@@ -10,6 +11,7 @@ struct Prune: ParsableCommand {
         discussion: "Prints the removed jobs' ids on stdout, one a line. Jobs that have not ended are never removed.")
 
     @Option(help: ArgumentHelp("How long ago the jobs ended: 30s, 15m, 12h, 7d or 2w.", valueName: "age")) var olderThan: String
+    @Flag(help: "Print the outcome as JSON on stdout.") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
@@ -21,7 +23,11 @@ struct Prune: ParsableCommand {
             defer { store.close() }
             let ids = try store.prune(endedBefore: seconds)
             FileHandle.standardError.write(Data("tessera: removed \(ids.count) job(s) that ended more than \(olderThan) ago\n".utf8))
-            ids.forEach { print($0) }
+            if json {
+                print(CanonicalJSON.encode(PruneOutcome(removed: ids, olderThanSeconds: seconds)))
+            } else {
+                ids.forEach { print($0) }
+            }
         } catch {
             throw Tessera.fail(error)
         }

@@ -24,6 +24,7 @@ struct Transcode: AsyncParsableCommand {
     @OptionGroup var extras: OutputExtrasOptions
     @OptionGroup var hooks: HookOptions
     @OptionGroup var overwriting: OverwriteOptions
+    @OptionGroup var permissions: OutputModeOptions
     @Flag(name: .shortAndLong, help: "Log details (and FFmpeg's messages) to stderr.") var verbose = false
     @Flag(help: "Print the result as JSON on stdout.") var json = false
     /// Benchmark only (bench/run): the workers skip the encode and return this many filler bytes per
@@ -59,7 +60,8 @@ struct Transcode: AsyncParsableCommand {
         var request: LocalTranscode.Request
         do throws(TesseraError) {
             try FilePaths.check(input: input, output: output)
-            let spec = try encode.spec(segmentSeconds: planning.segmentSeconds, output: output)
+            var spec = try encode.spec(segmentSeconds: planning.segmentSeconds, output: output)
+            spec.outputMode = permissions.bits
             let workers = workerCount(threads: spec.settings.threads)
             if spec.ladder != nil, extras.thumbnail != nil { throw TesseraError(.settings, "--thumbnail", "is not made for a --ladder job") }
             try extras.check(input: input, output: output)
@@ -143,7 +145,8 @@ struct Transcode: AsyncParsableCommand {
         setup.forkedWorkers = WorkerPrefork.handedOut
         let summary = TranscodeSummary(job, plan: outcome.plan, wallSeconds: Date().timeIntervalSince(started) - setup.storeStartSeconds,
                                        timings: outcome.timings, setup: setup)
-        if json { print(CanonicalJSON.encode(summary, pretty: true)) } else {
+        // Every key written, `null` when unset (`rungs` of a single output).
+        if json { print(CanonicalJSON.encode(NullFilled(summary), pretty: true)) } else {
             FileHandle.standardError.write(Data((summary.text + "\n").utf8))
         }
     }

@@ -3,12 +3,16 @@
 # authorized keys file, and a random PostgreSQL password with the coordinator's database URL. Writes them as
 # Kubernetes Secrets to secrets.generated.yaml beside this script (git ignores it), which kustomization.yaml
 # applies. Nothing secret is in the repository, and nothing here is a default: every run makes new keys.
-#   TESSERA=/path/to/tessera bash deploy/kubernetes/make-secrets.sh [--database-url URL] [--out FILE] [--force]
+#   bash deploy/kubernetes/make-secrets.sh [--database-url URL] [--out FILE] [--force]
+# It runs `tessera keygen` from the first of: $TESSERA; `tessera` on PATH; this checkout's build (.build/release,
+# then .build/debug); the image $TESSERA_IMAGE (default tessera, deploy/Dockerfile's, as kustomization.yaml names
+# it once pushed) through docker or podman; else it builds the checkout with `swift build -c release` when swift
+# is on PATH. It needs no openssl: the password comes from /dev/urandom.
 # --database-url: an external PostgreSQL instead of postgres.yaml's (then drop postgres.yaml from the kustomization).
 # To revoke or add a worker key later, see docs/security.md (Securing a cluster).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-tessera=${TESSERA:-tessera}
+checkout=$(cd "$here/../.." && pwd)
 out=$here/secrets.generated.yaml
 url=""
 force=0
@@ -24,13 +28,42 @@ if [[ -e $out && $force -eq 0 ]]; then
     echo "make-secrets: $out exists; its keys are in use (--force replaces them, and every worker's key with them)" >&2
     exit 1
 fi
-command -v "$tessera" >/dev/null || [[ -x $tessera ]] || { echo "make-secrets: no tessera binary (set TESSERA=/path/to/tessera)" >&2; exit 1; }
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 umask 077
-"$tessera" keygen "$work/coordinator" >/dev/null
-"$tessera" keygen "$work/worker" >/dev/null
+
+# keygen NAME: a key pair in $work, by the first tessera found (see the header).
+image=${TESSERA_IMAGE:-tessera}
+engine=""
+if [[ -n ${TESSERA:-} ]]; then
+    tessera=$TESSERA
+elif command -v tessera >/dev/null; then
+    tessera=tessera
+elif [[ -x $checkout/.build/release/tessera ]]; then
+    tessera=$checkout/.build/release/tessera
+elif [[ -x $checkout/.build/debug/tessera ]]; then
+    tessera=$checkout/.build/debug/tessera
+else
+    for candidate in docker podman; do
+        if command -v $candidate >/dev/null && $candidate image inspect "$image" >/dev/null 2>&1; then engine=$candidate; break; fi
+    done
+    if [[ -z $engine ]]; then
+        command -v swift >/dev/null || { echo "make-secrets: no tessera binary, no $image image and no swift to build one: set TESSERA=/path/to/tessera, or build the image (docker build -f deploy/Dockerfile -t tessera .)" >&2; exit 1; }
+        echo "make-secrets: building tessera in $checkout (swift build -c release --product tessera)" >&2
+        (cd "$checkout" && swift build -c release --product tessera >&2)
+        tessera=$checkout/.build/release/tessera
+    fi
+fi
+keygen() {
+    if [[ -n $engine ]]; then
+        $engine run --rm --user "$(id -u):$(id -g)" --volume "$work:/out" "$image" keygen "/out/$1" >/dev/null
+    else
+        "$tessera" keygen "$work/$1" >/dev/null
+    fi
+}
+[[ -n $engine ]] || command -v "$tessera" >/dev/null || [[ -x $tessera ]] || { echo "make-secrets: $tessera is not an executable" >&2; exit 1; }
+keygen coordinator
+keygen worker
 echo "$(cat "$work/worker.pub") kubernetes-workers" > "$work/authorized_workers"
 password=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
 [[ -n $url ]] || url="postgresql://tessera:$password@tessera-postgres:5432/tessera"
