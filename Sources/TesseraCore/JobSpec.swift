@@ -8,6 +8,9 @@ public struct JobSpec: Codable, Hashable, Sendable {
     public var picture: PictureSettings
     /// A rendition ladder and its packaging; nil: one output.
     public var ladder: LadderSpec?
+    /// The share of its results audited by re-encoding (0 to 1); nil: the coordinator's `--audit`. Never sent
+    /// to workers.
+    public var audit: Double?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
                 picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil) {
@@ -18,7 +21,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         self.ladder = ladder
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, audit }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -28,6 +31,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         segmentSeconds = try c.decodeIfPresent(Double.self, forKey: .segmentSeconds)
         picture = try c.decodeIfPresent(PictureSettings.self, forKey: .picture) ?? PictureSettings()
         ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
+        audit = try c.decodeIfPresent(Double.self, forKey: .audit)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

@@ -57,10 +57,10 @@ package final class Cluster {
     }
 
     /// Starts a worker; in a secure cluster with the key pair `key` (made by `keygen`; nil: no key at all).
-    package func startWorker(_ id: String, key: String? = nil) throws {
+    package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = []) throws {
         var security = ["--insecure"]
         if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security, log: "\(id).log")
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security + extra, log: "\(id).log")
     }
 
     /// Makes the cluster a secure one: a coordinator key pair and an empty authorized keys file.
