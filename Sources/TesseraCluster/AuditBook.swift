@@ -83,6 +83,14 @@ struct AuditBook {
         var waived = 0
     }
 
+    /// What must be alike for two workers' encodes to be alike (library versions, CPU features, libx264 threads);
+    /// nil for a worker whose results are not audited: libx264 with more than one thread did not repeat its bytes
+    /// (`AuditDeterminismTests`), so such a worker's encodes would differ from an honest one's.
+    static func profile(_ capabilities: [String: String]) -> String? {
+        guard capabilities["threads"] == "1" else { return nil }
+        return capabilities.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
+    }
+
     var configuration: Configuration
     private(set) var open: [SegmentRef: Audit] = [:]
     /// Each known key's results audited, open or closed (the first-results rule).
@@ -123,7 +131,7 @@ struct AuditBook {
     }
 
     func eligible(_ audit: Audit, _ candidate: Candidate) -> Bool {
-        candidate.profile == audit.profile && !audit.encodes.contains { $0.identity == candidate.identity }
+        !candidate.profile.isEmpty && candidate.profile == audit.profile && !audit.encodes.contains { $0.identity == candidate.identity }
     }
 
     /// The worker among `candidates` (connected workers, with their free slots) that encodes `segment` again;

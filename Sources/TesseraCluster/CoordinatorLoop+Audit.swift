@@ -9,15 +9,10 @@ extension CoordinatorLoop {
     /// A worker's key: its CURVE public key, or its id on a plaintext transport.
     func identity(of worker: String) -> String { machine.peers[worker]?.key ?? worker }
 
-    /// What must be alike for two workers' encodes to be alike: library versions and libx264 threads.
-    static func profile(_ capabilities: [String: String]) -> String {
-        capabilities.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
-    }
-
     /// A worker joined: its audit record read, and false when its key is quarantined (it is told, and gets nothing).
     func admitAudited(_ worker: String, key: String?, capabilities: [String: String], now: Double) throws -> Bool {
         let identity = key ?? worker
-        profiles[worker] = Self.profile(capabilities)
+        profiles[worker] = AuditBook.profile(capabilities)
         guard let record = try store.auditRecord(identity) else { return true }
         audits.known(identity, audited: record.audited)
         guard let reason = record.quarantineReason else { return true }
@@ -49,9 +44,9 @@ extension CoordinatorLoop {
         }
         let rate = auditRates[ref.jobID]
         var random = SystemRandomNumberGenerator()
-        guard loaded[ref.jobID] != nil, audits.shouldAudit(identity, draw: Double.random(in: 0..<1, using: &random), rate: rate),
+        guard loaded[ref.jobID] != nil, let profile = profiles[worker], audits.shouldAudit(identity, draw: Double.random(in: 0..<1, using: &random), rate: rate),
               let (content, seconds) = AuditContent.of(payload) else { return false }
-        audits.opened(ref, attempt: header.attempt, profile: profiles[worker] ?? "",
+        audits.opened(ref, attempt: header.attempt, profile: profile,
                       original: .init(worker: worker, identity: identity, content: content, encodeSeconds: seconds))
         return false
     }

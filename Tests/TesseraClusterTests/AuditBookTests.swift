@@ -47,6 +47,16 @@ struct AuditBookTests {
         #expect(book.waiting == [Self.segment], "its worker gone, it waits for another")
     }
 
+    @Test func onlyOneThreadWorkersAreAuditedAndAuditAlike() {
+        let one = ["threads": "1", "libx264": "164", "cpu": "1"]
+        #expect(AuditBook.profile(one) == "cpu=1;libx264=164;threads=1")
+        #expect(AuditBook.profile(one.merging(["threads": "2"]) { $1 }) == nil, "libx264's bytes with threads do not repeat")
+        #expect(AuditBook.profile(one.merging(["cpu": "3"]) { $1 }) != AuditBook.profile(one), "other CPU features, another profile")
+        var book = AuditBook()
+        book.opened(Self.segment, attempt: 1, profile: "p", original: Self.encode("a", [1]))
+        #expect(book.pick(Self.segment, among: [Self.candidate("b", profile: "")]) == nil, "a worker with no profile audits nothing")
+    }
+
     @Test func matchingEncodesCloseTheAudit() {
         var book = AuditBook()
         book.opened(Self.segment, attempt: 1, profile: "p", original: Self.encode("a", [1, 2]))

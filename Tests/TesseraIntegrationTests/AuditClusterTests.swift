@@ -60,7 +60,12 @@ import TesseraTestSupport
         #expect(damaged.count == clean.count && damaged != clean)
 
         // The quarantine stays in the store until an operator lifts it, by worker id or key.
-        #expect(try store.liftQuarantine("damaging") == [damaging])
+        let listed = try Tool.run(cluster.binary, ["workers", "--json"] + cluster.db)
+        #expect(listed.status == 0 && listed.text.contains(damaging) && listed.text.contains("quarantineReason"), "\(listed.text)")
+        let lifted = try Tool.run(cluster.binary, ["workers", "--lift", "damaging"] + cluster.db)
+        #expect(lifted.status == 0 && lifted.text.contains(damaging), "\(lifted.stderr)")
         #expect(try store.workerAudits().allSatisfy { !$0.isQuarantined })
+        cluster.waitUntil(timeout: 15) { cluster.log("coordinator.log").contains("worker's quarantine lifted") }
+        #expect(cluster.log("coordinator.log").contains("worker's quarantine lifted"))
     }
 }
