@@ -13,6 +13,10 @@ extension CoordinatorLoop {
     func admitAudited(_ worker: String, key: String?, capabilities: [String: String], now: Double) throws -> Bool {
         let identity = key ?? worker
         profiles[worker] = AuditBook.profile(capabilities)
+        if profiles[worker] == nil, audits.configuration.rate > 0 {
+            logger.info("this worker's results are not audited: libx264 with more than one thread does not repeat its bytes",
+                        metadata: ["worker.id": "\(worker)", "worker.threads": "\(capabilities["threads"] ?? "?")"])
+        }
         guard let record = try store.auditRecord(identity) else { return true }
         audits.known(identity, audited: record.audited)
         guard let reason = record.quarantineReason else { return true }
