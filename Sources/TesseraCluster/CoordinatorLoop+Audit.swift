@@ -59,13 +59,16 @@ extension CoordinatorLoop {
     func dispatchAudits() throws {
         guard !audits.open.isEmpty else { return }
         for ref in audits.waiting {
-            let candidates = machine.peers.map { AuditBook.Candidate(worker: $0.key, identity: $0.value.key ?? $0.key,
-                                                                     profile: profiles[$0.key] ?? "", free: $0.value.free) }
-            guard let worker = audits.pick(ref, among: candidates), let attempt = audits.open[ref]?.attempt else { continue }
+            guard let worker = audits.pick(ref, among: auditCandidates), let attempt = audits.open[ref]?.attempt else { continue }
             let token = Self.auditToken()
             try send(ref, to: worker, attempt: attempt, token: token)
             if machine.peers[worker]?.inFlight[ref] == token { audits.assigned(ref, worker: worker, token: token) }
         }
+    }
+
+    /// The connected workers as audit candidates, with their free slots.
+    var auditCandidates: [AuditBook.Candidate] {
+        machine.peers.map { AuditBook.Candidate(worker: $0.key, identity: $0.value.key ?? $0.key, profile: profiles[$0.key] ?? "", free: $0.value.free) }
     }
 
     /// A lease token as the store makes them (32 hex digits of a random UUID): an audit task looks like any task.
@@ -81,9 +84,7 @@ extension CoordinatorLoop {
     func tendAudits(now: Double) throws {
         guard !audits.open.isEmpty else { return }
         audits.workersGone(connected: Set(machine.peers.keys))
-        let connected = machine.peers.map { AuditBook.Candidate(worker: $0.key, identity: $0.value.key ?? $0.key,
-                                                                profile: profiles[$0.key] ?? "", free: $0.value.free) }
-        for waiver in audits.waive(connected: connected, now: now) {
+        for waiver in audits.waive(connected: auditCandidates, now: now) {
             let ref = waiver.segment
             let detail = waiver.encodes.count == 1
                 ? "segment \(ref.index) not audited: no worker with another key connected within \(Int(audits.configuration.wait)) s"
