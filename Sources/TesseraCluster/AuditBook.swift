@@ -34,14 +34,14 @@ struct AuditBook {
         var profile: String
         /// The original first (its result is spooled), then the audits'.
         var encodes: [Encode]
-        /// The audit task in flight.
-        var lease: (worker: String, token: String)?
+        /// The audit task in flight, and when it went out.
+        var lease: (worker: String, token: String, since: Double)?
         /// Since when no eligible worker is connected; nil while one is.
         var lonelySince: Double?
 
         static func == (a: Audit, b: Audit) -> Bool {
             a.attempt == b.attempt && a.profile == b.profile && a.encodes == b.encodes && a.lease?.worker == b.lease?.worker
-                && a.lease?.token == b.lease?.token && a.lonelySince == b.lonelySince
+                && a.lease?.token == b.lease?.token && a.lease?.since == b.lease?.since && a.lonelySince == b.lonelySince
         }
     }
 
@@ -143,8 +143,8 @@ struct AuditBook {
     }
 
     /// The audit task went out.
-    mutating func assigned(_ segment: SegmentRef, worker: String, token: String) {
-        open[segment]?.lease = (worker, token)
+    mutating func assigned(_ segment: SegmentRef, worker: String, token: String, now: Double = 0) {
+        open[segment]?.lease = (worker, token, now)
         open[segment]?.lonelySince = nil
     }
 
@@ -159,11 +159,21 @@ struct AuditBook {
         open[segment]?.lease = nil
     }
 
-    /// Audit tasks whose worker is no longer connected go back to waiting.
-    mutating func workersGone(connected: Set<String>) {
+    /// Audit tasks no longer in flight to their worker (it left, or rejoined without them) go back to waiting, and
+    /// so do those out longer than `timeout` seconds (returned: the caller frees their worker's slot).
+    mutating func leasesLost(inFlight: (SegmentRef, _ worker: String, _ token: String) -> Bool, now: Double = 0,
+                             timeout: Double = .infinity) -> [(segment: SegmentRef, worker: String)] {
+        var expired: [(segment: SegmentRef, worker: String)] = []
         for (segment, audit) in open {
-            if let lease = audit.lease, !connected.contains(lease.worker) { open[segment]?.lease = nil }
+            guard let lease = audit.lease else { continue }
+            if !inFlight(segment, lease.worker, lease.token) {
+                open[segment]?.lease = nil
+            } else if now - lease.since > timeout {
+                open[segment]?.lease = nil
+                expired.append((segment, lease.worker))
+            }
         }
+        return expired
     }
 
     /// The audit task's encode arrived.
@@ -212,7 +222,7 @@ struct AuditBook {
 
     /// A key found wrong: audits where it is the original are settled against it (the segment is encoded again);
     /// its encodes in others' audits are dropped (its audit tasks go back with its
-    /// leases, `workersGone`). Returns the segments whose original was its.
+    /// leases, `leasesLost`). Returns the segments whose original was its.
     mutating func culpritFound(_ identity: String) -> [SegmentRef] {
         var redo: [SegmentRef] = []
         for (segment, audit) in open {

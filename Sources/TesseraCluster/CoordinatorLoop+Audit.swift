@@ -59,10 +59,15 @@ extension CoordinatorLoop {
     func dispatchAudits() throws {
         guard !audits.open.isEmpty else { return }
         for ref in audits.waiting {
+            // Its job went to another coordinator: its audits go with this one's memory of it.
+            guard loaded[ref.jobID] != nil else {
+                _ = audits.jobDropped(ref.jobID)
+                continue
+            }
             guard let worker = audits.pick(ref, among: auditCandidates), let attempt = audits.open[ref]?.attempt else { continue }
             let token = Self.auditToken()
             try send(ref, to: worker, attempt: attempt, token: token)
-            if machine.peers[worker]?.inFlight[ref] == token { audits.assigned(ref, worker: worker, token: token) }
+            if machine.peers[worker]?.inFlight[ref] == token { audits.assigned(ref, worker: worker, token: token, now: Stopwatch.now) }
         }
     }
 
@@ -83,7 +88,11 @@ extension CoordinatorLoop {
     /// Audit tasks of workers gone go to others; audits no eligible worker can take are given up after a while.
     func tendAudits(now: Double) throws {
         guard !audits.open.isEmpty else { return }
-        audits.workersGone(connected: Set(machine.peers.keys))
+        let peers = machine.peers
+        for (ref, worker) in audits.leasesLost(inFlight: { peers[$1]?.inFlight[$0] == $2 }, now: now, timeout: options.leaseSeconds) {
+            // Out longer than a lease lasts: another worker gets it, and this one's slot is free again.
+            machine.taskEnded(ref, worker: worker)
+        }
         for waiver in audits.waive(connected: auditCandidates, now: now) {
             let ref = waiver.segment
             let detail = waiver.encodes.count == 1
