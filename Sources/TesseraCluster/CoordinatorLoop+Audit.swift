@@ -164,12 +164,23 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Quarantines lifted in the store (`tessera workers --lift`): their workers may join again.
-    func liftedQuarantines() throws {
-        for (worker, identity) in quarantinedKeys.sorted(by: { $0.key < $1.key }) where try store.auditRecord(identity)?.isQuarantined != true {
+    /// Quarantines as the store has them now: lifted ones (`tessera workers --lift`) let their workers join again,
+    /// and connected workers whose key another coordinator quarantined are dropped here too.
+    func followQuarantines() throws {
+        let quarantined = try store.quarantinedIdentities()
+        for (worker, identity) in quarantinedKeys.sorted(by: { $0.key < $1.key }) where !quarantined.contains(identity) {
             quarantinedKeys[worker] = nil
             machine.unquarantine(worker)
             logger.info("worker's quarantine lifted", metadata: ["worker.id": "\(worker)"])
+        }
+        for (worker, peer) in machine.peers.sorted(by: { $0.key < $1.key }) where quarantined.contains(peer.key ?? worker) {
+            try spooler.drain()
+            machine.quarantine(worker)
+            held[worker] = nil
+            quarantinedKeys[worker] = peer.key ?? worker
+            try store.releaseAll(worker: worker, reason: "worker \(worker) quarantined", countAttempt: false, coordinator: options.coordinatorID)
+            logger.warning("dropped a worker quarantined in the store", metadata: ["worker.id": "\(worker)"])
+            tell(worker, Self.quarantinedRefusal("its key is quarantined in the job store"), now: Stopwatch.now)
         }
     }
 

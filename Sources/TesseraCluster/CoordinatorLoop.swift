@@ -336,7 +336,7 @@ final class CoordinatorLoop {
         }
         for id in duties.heartbeat { try socket.send([Array(id.utf8)] + ClusterMessage.heartbeat.frames()) }
         guard duties.reap else { return }
-        if !quarantinedKeys.isEmpty { try liftedQuarantines() }
+        try followQuarantines()
         if duties.absentHolders {
             for holder in try store.leaseHolders(coordinator: options.coordinatorID) where !machine.isConnected(holder) {
                 try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false,

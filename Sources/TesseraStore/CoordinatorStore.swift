@@ -88,6 +88,8 @@ public protocol CoordinatorStore: AnyObject {
     func auditRecord(_ identity: String) throws(StoreError) -> WorkerAudit?
     func recordAudit(_ identity: String, worker: String, matched: Bool) throws(StoreError)
     func quarantine(_ identity: String, worker: String, reason: String) throws(StoreError)
+    /// The keys quarantined now.
+    func quarantinedIdentities() throws(StoreError) -> Set<String>
 }
 
 /// The defaults `JobStore` gives these arguments (a protocol requirement has none).

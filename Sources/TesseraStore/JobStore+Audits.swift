@@ -66,6 +66,10 @@ extension JobStore {
             """, [identity, worker, reason])
     }
 
+    public func quarantinedIdentities() throws(StoreError) -> Set<String> {
+        Set(try run("reading the quarantined keys", "SELECT identity FROM worker_audits WHERE quarantined_at IS NOT NULL").all.map { $0.string("identity") })
+    }
+
     /// Every worker key's record, by worker id.
     public func workerAudits() throws(StoreError) -> [WorkerAudit] {
         try run("reading the workers' audit records", "SELECT \(WorkerAudit.columns) FROM worker_audits ORDER BY worker_id, identity")

@@ -17,6 +17,10 @@ extension InMemoryCoordinatorStore {
         }
     }
 
+    public func quarantinedIdentities() throws(StoreError) -> Set<String> {
+        try transaction { Set($0.audits.values.filter(\.isQuarantined).map(\.identity)) }
+    }
+
     public func quarantine(_ identity: String, worker: String, reason: String) throws(StoreError) {
         try transaction { t in
             var record = t.audits[identity] ?? WorkerAudit(identity: identity, workerID: worker)

@@ -30,6 +30,8 @@ struct AuditStoreTests {
         #expect(expected[1] == WorkerAudit(identity: "key-b", workerID: "b", audited: 1, mismatched: 1,
                                            quarantineReason: "its encode differs", quarantinedAt: "set"), "the first reason stays")
         #expect(expected[2]?.isQuarantined == true && expected[3] == nil)
+        #expect(try postgres.quarantinedIdentities() == ["key-b", "key-c"])
+        #expect(try memory.quarantinedIdentities() == ["key-b", "key-c"])
 
         #expect(try postgres.liftQuarantine("b") == ["key-b"], "by the worker id")
         #expect(try postgres.liftQuarantine("key-c") == ["key-c"], "by the key")
