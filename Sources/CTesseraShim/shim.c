@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <libavutil/cpu.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/display.h>
@@ -233,3 +234,11 @@ int tessera_spawn_wait(char *const argv[], const char *directory, const char *st
 }
 
 int tessera_x264_build(void) { return X264_BUILD; }
+
+void tessera_force_cpu_flags(int flags) {
+    av_force_cpu_flags(flags);
+}
+
+int tessera_cpu_flags(void) {
+    return av_get_cpu_flags();
+}

@@ -83,7 +83,12 @@ public final class Encoder: CodecContext {
         // The first pass also gets libx264's fast first-pass settings (the wrapper's `fastfirstpass`, on by default).
         if config.pass == 1 { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_PASS1) }
         if config.pass == 2 { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_PASS2) }
-        try open(codec, options: config.options)
+        var options = config.options
+        if !FFmpeg.simd, config.codecName == "libx264" {
+            // libx264 detects the CPU itself: `asm=0` keeps it to plain C as well.
+            if let n = options.firstIndex(where: { $0.0 == "x264-params" }) { options[n].1 += ":asm=0" } else { options.append(("x264-params", "asm=0")) }
+        }
+        try open(codec, options: options)
     }
 
     public init(audio config: AudioEncoderConfig) throws(FFmpegError) {

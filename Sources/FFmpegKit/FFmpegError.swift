@@ -59,6 +59,22 @@ public enum FFmpeg {
     /// segment, does not).
     public static let deterministicAllocations: Bool = tessera_malloc_perturb(0x5A) == 1
 
+    /// Whether encodes opened from now on use the CPU's SIMD instructions (libavcodec, libswscale, libx264's
+    /// `asm`); off, they run plain C. Process-wide; determinism tests compare the two, which must agree.
+    public static var simd: Bool {
+        get { simdEnabled.current }
+        set {
+            simdEnabled.withValue { $0 = newValue }
+            tessera_force_cpu_flags(newValue ? -1 : 0)
+        }
+    }
+
+    private static let simdEnabled = Locked(true)
+
+    /// The CPU's SIMD features as libavutil detects them (its `AV_CPU_FLAG_*` bits): libx264's assembly gives other
+    /// bytes than its C, so encodes are compared only between workers with the same features.
+    public static var cpuFlags: Int { Int(tessera_cpu_flags()) }
+
     public static var versions: [String: String] {
         func version(_ v: UInt32) -> String { "\(v >> 16).\((v >> 8) & 0xFF).\(v & 0xFF)" }
         return [

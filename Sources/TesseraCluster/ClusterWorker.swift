@@ -41,6 +41,9 @@ public struct ClusterWorker: Service {
         /// Scheduling niceness of the encode threads (0 to 19). Above 0, a coordinator and job store on
         /// the same machine get a core the moment they need one instead of queueing behind libx264.
         public var encodeNiceness: Int32 = 0
+        /// Tests only, never a production path: this worker's results from the Nth on (counted from 1) are damaged
+        /// under their valid lease, checksum recomputed (`WorkerFault`), as a broken or compromised host would.
+        public var corruptResult: Int?
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {

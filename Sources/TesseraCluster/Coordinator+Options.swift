@@ -41,6 +41,11 @@ extension Coordinator {
         /// Benchmark only: give work to workers that skip the encode (`--bench-skip-encode`), whose
         /// results are no video. Otherwise such workers get nothing.
         public var benchmark = false
+        /// The share of results encoded again by a worker with another key and compared (`AuditBook`), for jobs
+        /// that set none: 0 off, 1 every result. Each new key's first results are audited whenever it is above 0.
+        public var auditRate = 0.0
+        /// Seconds an audit waits with no worker of another key connected before the job goes on without it.
+        public var auditWait = 5.0
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind

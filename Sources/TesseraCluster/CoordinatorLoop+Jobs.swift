@@ -31,10 +31,12 @@ extension CoordinatorLoop {
             case .lost: lost(id)
             case .forget: drop(id)
             case .allocateSecondPass:
-                guard let plan = loaded[id]?.plan else { continue }
+                // An open audit holds the job: its segment may yet be encoded again.
+                guard let plan = loaded[id]?.plan, !audits.holds(id) else { continue }
                 background(id) { store in try coordinator.allocate(id, plan, store) }
             case .stitch:
-                guard let plan = loaded[id]?.plan, (try? store.setState(id, to: .stitching)) != nil else { continue }
+                guard let plan = loaded[id]?.plan, !audits.holds(id), (try? store.setState(id, to: .stitching)) != nil else { continue }
+                try recordAuditCost(id)
                 background(id) { store in try coordinator.stitch(id, plan, store) }
             }
         }
@@ -50,6 +52,7 @@ extension CoordinatorLoop {
         switch event {
         case .ready(let id, let plan, let outstanding):
             machine.backgroundEnded(id)
+            auditRates[id] = (try? store.job(id))?.spec.audit
             do {
                 let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 let segments = Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) })
@@ -90,6 +93,8 @@ extension CoordinatorLoop {
         faults[job] = nil
         coordinator.audioAhead.drop(job)
         meter.dropped(job)
+        _ = audits.jobDropped(job)
+        auditRates[job] = nil
         // Its results already received are handled first (none is written into the spool after it goes).
         spooler.end(job)
         if !keepingSpool { ResultSpool.remove(job, in: options.spool) }
@@ -98,6 +103,8 @@ extension CoordinatorLoop {
     /// Leases work for the free slots and sends it.
     func dispatch() throws {
         let heldBytes = machine.peers.keys.reduce(0) { $0 + (held[$1]?.bytes ?? 0) }
+        // Audit tasks first: a job waits on them.
+        try dispatchAudits()
         guard case .lease(let slots, let jobs) = machine.dispatch(heldBytes: heldBytes) else { return }
         let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit,
                                      coordinator: options.coordinatorID)

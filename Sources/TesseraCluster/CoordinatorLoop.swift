@@ -44,6 +44,12 @@ final class CoordinatorLoop {
     var faults: [String: LocalFault] = [:]
     /// Frames encoded between segment completions, and the rate, by job.
     var meter = ProgressMeter()
+    /// Audit by re-encoding (`CoordinatorLoop+Audit`): the open audits, each job's rate (nil: the coordinator's),
+    /// each worker's encoder profile, and the quarantined workers' keys.
+    var audits: AuditBook
+    var auditRates: [String: Double] = [:]
+    var profiles: [String: String] = [:]
+    var quarantinedKeys: [String: String] = [:]
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -56,6 +62,7 @@ final class CoordinatorLoop {
         self.authorized = authorized
         keysChecked = authorized?.generation ?? 0
         machine = CoordinatorStateMachine(coordinator.machineConfiguration, now: Stopwatch.now)
+        audits = AuditBook(.init(rate: coordinator.options.auditRate, wait: coordinator.options.auditWait))
     }
 
     func run(until stop: CancellationFlag) throws {
@@ -85,6 +92,7 @@ final class CoordinatorLoop {
                 try step("reconnect", \.bookkeeping) { try reconcile(machine.storeReconnected(now: Stopwatch.now)) }
             }
             try step("refusals", \.bookkeeping) { try recordDueRefusals() }
+            if !audits.open.isEmpty { try step("audits", \.bookkeeping) { try tendAudits(now: Stopwatch.now) } }
             if let authorized, authorized.generation != keysChecked {
                 keysChecked = authorized.generation
                 try step("keys", \.bookkeeping) { try revoke(machine.keysChanged(allowed: authorized.keys)) }
@@ -153,6 +161,7 @@ final class CoordinatorLoop {
                 tell(worker, .idBoundToAnotherKey, now: now)
                 return
             }
+            guard try admitAudited(worker, key: key, capabilities: ready.capabilities, now: now) else { return }
             let skipsEncode = ready.capabilities[BenchResult.capability] != nil
             let working = machine.workerReady(worker, slots: ready.slots, skipsEncode: skipsEncode, key: key, working: ready.inFlight, now: now)
             if skipsEncode, !options.benchmark {
@@ -173,11 +182,14 @@ final class CoordinatorLoop {
                 CoordinatorMetrics.resultRefused(refusal)
                 return try refuse(header.segment, from: worker, refusal, "result refused")
             }
+            // An audit task's result is compared, not spooled; an original may open an audit.
+            if try audited(header, frames[2], from: worker) { return }
             spooler.submit(.init(worker: worker, header: header, payload: frames[2]))
         case .failure(let failure):
             if let refusal = machine.answerArrived(LeaseRef(segment: failure.segment, token: failure.token), from: worker) {
                 return try refuse(failure.segment, from: worker, refusal, "failure report refused")
             }
+            if audits.isAuditLease(failure.segment, worker: worker, token: failure.token) { return audits.unanswered(failure.segment) }
             meter.abandoned(failure.segment)
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
                 logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
@@ -186,13 +198,18 @@ final class CoordinatorLoop {
         case .progress(let progress):
             // Only for a task in flight to this worker under that lease; anything else is ignored.
             guard UUID(uuidString: progress.lease.segment.jobID) != nil,
-                  machine.peers[worker]?.inFlight[progress.lease.segment] == progress.lease.token else { return }
+                  machine.peers[worker]?.inFlight[progress.lease.segment] == progress.lease.token,
+                  !audits.isAuditLease(progress.lease.segment, worker: worker, token: progress.lease.token) else { return }
             meter.reported(progress.lease.segment, frames: progress.frames, now: now)
         case .busy(let lease):
             // A worker with no free slot (it took fewer than it said, or restarted): the lease goes back
             // at once, no attempt counted.
             if let refusal = machine.answerArrived(lease, from: worker) {
                 return try refuse(lease.segment, from: worker, refusal, "busy reply refused")
+            }
+            if audits.isAuditLease(lease.segment, worker: worker, token: lease.token) {
+                audits.unanswered(lease.segment)
+                return machine.busyReply(worker)
             }
             try store.release(lease.segment.jobID, lease.segment.index, worker: worker, token: lease.token, error: nil)
             machine.busyReply(worker)
@@ -229,10 +246,13 @@ final class CoordinatorLoop {
                                                        "segment.index": "\(key.segment)", "reason": "\(key.kind)", "refused.count": "\(count)"])
     }
 
-    /// A worker that keeps sending refused messages: its messages are dropped from now on, its leases go back, and
-    /// it is told. In this coordinator's memory: a restart lifts it.
+    /// A worker that keeps sending refused messages, or whose encode an audit found wrong: its messages are dropped
+    /// from now on, its leases go back, and it is told. Kept in the store until `tessera workers --lift`.
     func quarantine(_ worker: String, because why: String, segment: SegmentRef) throws {
         try spooler.drain()
+        let identity = identity(of: worker)
+        try store.quarantine(identity, worker: worker, reason: why)
+        quarantinedKeys[worker] = identity
         machine.quarantine(worker)
         held[worker] = nil
         let returned = try store.releaseAll(worker: worker, reason: "worker \(worker) quarantined: \(why)", countAttempt: false,
@@ -240,7 +260,7 @@ final class CoordinatorLoop {
         try store.recordRefusal(segment.jobID, segment.index, worker: worker, reason: "quarantined: \(why)")
         logger.error("worker quarantined", metadata: ["worker.id": "\(worker)", "reason": "\(why)", "segments": "\(returned)"])
         CoordinatorMetrics.workersQuarantined.increment()
-        tell(worker, .init(.quarantined, "the coordinator quarantined this worker (\(why)); restarting the coordinator lifts it"), now: Stopwatch.now)
+        tell(worker, Self.quarantinedRefusal(why), now: Stopwatch.now)
     }
 
     /// Records the refusals counted quietly over an interval that ended.
@@ -316,6 +336,7 @@ final class CoordinatorLoop {
         }
         for id in duties.heartbeat { try socket.send([Array(id.utf8)] + ClusterMessage.heartbeat.frames()) }
         guard duties.reap else { return }
+        try followQuarantines()
         if duties.absentHolders {
             for holder in try store.leaseHolders(coordinator: options.coordinatorID) where !machine.isConnected(holder) {
                 try store.releaseAll(worker: holder, reason: "worker \(holder) is not connected", countAttempt: false,

@@ -279,6 +279,11 @@ struct CoordinatorStateMachine {
         quarantined.insert(worker)
     }
 
+    /// Its quarantine was lifted: its messages are taken again (it joins anew once it reconnects).
+    mutating func unquarantine(_ worker: String) {
+        quarantined.remove(worker)
+    }
+
     mutating func keysChanged(allowed: Set<String>) -> [String] {
         let revoked = peers.filter { $0.value.key.map { !allowed.contains($0) } ?? false }.keys.sorted()
         for id in revoked { workerLeft(id) }
@@ -316,6 +321,22 @@ struct CoordinatorStateMachine {
         jobs[segment.jobID] = job
         // Its last one: the sweep that stitches it comes at once, not after the 50 ms between sweeps.
         if job.outstanding.isEmpty { sweepAsked = true; finishedAsked = true }
+    }
+
+    /// A segment recorded done is encoded again (an audit found its result wrong): it is outstanding again.
+    mutating func reopened(_ segment: SegmentRef) {
+        guard jobs[segment.jobID]?.segments.contains(segment.index) == true else { return }
+        jobs[segment.jobID]?.outstanding.insert(segment.index)
+        pending = .unknown
+        dispatchDue = true
+    }
+
+    /// An audit closed or waits for a worker: the sweep looks at its job (it may be stitched now), and a dispatch
+    /// may send the audit task.
+    mutating func auditSettled() {
+        sweepAsked = true
+        finishedAsked = true
+        dispatchDue = true
     }
 
     /// The result spooler refused a worker's result because its headers differ from the job's.

@@ -23,6 +23,8 @@ final class WorkerSession {
     var lastProblem: (text: String, logged: Date)?
     /// A libzmq context its caller owns, for an `inproc://` coordinator in the same context; nil: its own.
     let sharedContext: ZMQContext?
+    /// Results made so far (`ClusterWorker.Options.corruptResult`).
+    let resultsMade = Locked(0)
 
     init(options: ClusterWorker.Options, endpoint: String, pool: SlotPool, logger: Logger, context: ZMQContext? = nil) {
         sharedContext = context
@@ -42,6 +44,8 @@ final class WorkerSession {
     var ready: ClusterMessage {
         var capabilities = EngineInfo.libraryVersions
         capabilities["threads"] = String(options.threads)
+        // What else an encode's bytes depend on: audits compare only workers alike in it (`AuditBook`).
+        capabilities["cpu"] = String(FFmpeg.cpuFlags)
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
@@ -225,6 +229,7 @@ final class WorkerSession {
         let threads = options.threads
         let benchBytesPerFrame = options.benchBytesPerFrame
         let niceness = options.encodeNiceness
+        let corruptResult = options.corruptResult, resultsMade = self.resultsMade
         startThread(name: "tessera-encode-\(ref.index)") {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
@@ -246,7 +251,8 @@ final class WorkerSession {
                 WorkerMetrics.encoded(encoded.header)
                 // Canceled while the encoder flushed: the lease is gone, and so is the need for the result.
                 if flag.isCancelled { throw TesseraError.canceled }
-                let (bytes, checksum) = encoded.serializedWithChecksum()
+                let made = resultsMade.withValue { count -> Int in count += 1; return count }
+                let (bytes, checksum) = (made >= corruptResult ?? .max ? WorkerFault.damaged(encoded) : encoded).serializedWithChecksum()
                 message = .result(.init(segment: ref, attempt: header.attempt, token: header.token, checksum: checksum), payload: bytes)
             } catch let error as TesseraError where error.kind == .canceled && flag.isCancelled {
                 // Canceled (the job, or replaced by a later lease of the segment): not a failure, and nothing to answer.

@@ -13,6 +13,9 @@ public struct JobSpec: Codable, Hashable, Sendable {
     /// Whether an existing output may be replaced: nil, `submit` checked that where it ran (`-y`, or no output
     /// there); true or false, the coordinator decides when it plans (`submit --remote-path`, with `-y` or not).
     public var replacesOutputs: Bool?
+    /// The share of its results audited by re-encoding (0 to 1); nil: the coordinator's `--audit`. Never sent
+    /// to workers.
+    public var audit: Double?
 
     public init(settings: EncoderSettings = EncoderSettings(), audio: AudioSettings = AudioSettings(), segmentSeconds: Double? = nil,
                 picture: PictureSettings = PictureSettings(), ladder: LadderSpec? = nil, outputMode: Int? = nil) {
@@ -24,7 +27,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         self.outputMode = outputMode
     }
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs, audit }
 
     /// Jobs stored before picture settings existed read as having none.
     public init(from decoder: Decoder) throws {
@@ -36,6 +39,7 @@ public struct JobSpec: Codable, Hashable, Sendable {
         ladder = try c.decodeIfPresent(LadderSpec.self, forKey: .ladder)
         outputMode = try c.decodeIfPresent(Int.self, forKey: .outputMode)
         replacesOutputs = try c.decodeIfPresent(Bool.self, forKey: .replacesOutputs)
+        audit = try c.decodeIfPresent(Double.self, forKey: .audit)
     }
 
     public var digest: String { CanonicalJSON.digest(self) }

@@ -82,6 +82,14 @@ public protocol CoordinatorStore: AnyObject {
     func adoptOrphanedJobs(coordinator: String, silence: Double) throws(StoreError) -> [Adoption]
     func jobsHeldElsewhere(_ jobs: [String], coordinator: String) throws(StoreError) -> [String]
     func holds(_ job: String, coordinator: String) throws(StoreError) -> Bool
+
+    // MARK: Audits (`JobStore+Audits`)
+
+    func auditRecord(_ identity: String) throws(StoreError) -> WorkerAudit?
+    func recordAudit(_ identity: String, worker: String, matched: Bool) throws(StoreError)
+    func quarantine(_ identity: String, worker: String, reason: String) throws(StoreError)
+    /// The keys quarantined now.
+    func quarantinedIdentities() throws(StoreError) -> Set<String>
 }
 
 /// The defaults `JobStore` gives these arguments (a protocol requirement has none).

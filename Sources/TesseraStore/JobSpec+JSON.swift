@@ -6,7 +6,7 @@ import TesseraCore
 struct JobSpecJSON: Encodable {
     let spec: JobSpec
 
-    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs }
+    enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs, audit }
     enum SettingsKeys: String, CodingKey {
         case preset, crf, bitrate, maxrate, bufsize, profile, level, keyint, keyintSeconds, bframes, threads, passes
     }
@@ -49,5 +49,6 @@ struct JobSpecJSON: Encodable {
         try c.encode(spec.ladder, forKey: .ladder)
         try c.encode(spec.outputMode.map(OutputMode.text), forKey: .outputMode)
         try c.encode(spec.replacesOutputs, forKey: .replacesOutputs)
+        try c.encode(spec.audit, forKey: .audit)
     }
 }

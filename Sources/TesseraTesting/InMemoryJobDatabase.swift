@@ -159,6 +159,8 @@ struct Tables {
     var segments: [String: [Int: SegmentRow]] = [:]
     /// Workers' public keys (nil: none bound), by id.
     var workerKeys: [String: String?] = [:]
+    /// Worker keys' audit records, by key.
+    var audits: [String: WorkerAudit] = [:]
     /// Coordinators' last heartbeat, by id.
     var coordinators: [String: Double] = [:]
     var events: [InMemoryJobDatabase.Event] = []

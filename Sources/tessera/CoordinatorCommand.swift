@@ -32,6 +32,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var takeoverAfter: Double = 15
     @Option(help: "Seconds a job may wait on a local fault (spool or output disk full, unwritable) before it fails.")
     var faultLimit: Double = 600
+    @Option(help: ArgumentHelp("Share of segments encoded again by a worker with another key and compared before the stitch: 0 off, 1 every segment; each new key's first 3 results are audited when above 0 (a job's `submit --audit` overrides it).", valueName: "rate"))
+    var audit: Double = 0.05
+    @Option(help: "Seconds an audit waits with no worker of another key connected before its job goes on unaudited.")
+    var auditWait: Double = 5
     @OptionGroup var observability: ObservabilityOptions
     @OptionGroup var permissions: OutputModeOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
@@ -66,6 +70,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard faultLimit > 0 else { throw ValidationError("--fault-limit must be positive") }
         options.faultLimit = faultLimit
         options.outputMode = permissions.bits
+        guard (0...1).contains(audit) else { throw ValidationError("--audit is a share between 0 and 1") }
+        guard auditWait >= 0 else { throw ValidationError("--audit-wait must not be negative") }
+        options.auditRate = audit
+        options.auditWait = auditWait
         let coordinator = Coordinator(options: options, logger: logger)
         // The listener is listed first, so it stops last: it answers while the coordinator winds down.
         let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)

@@ -18,6 +18,8 @@ struct Submit: ParsableCommand {
     @Option(help: "Only the coordinator with this id (its --id) may take the job; others leave it alone.") var coordinator: String?
     @Option(help: "0 to 100: jobs of higher priority are planned and encoded first (default 50, or the settings file's 'priority').")
     var priority: Int?
+    @Option(help: ArgumentHelp("Share of this job's segments encoded again by another worker key and compared: 0 off, 1 every segment (default: the coordinator's --audit).", valueName: "rate"))
+    var audit: Double?
     @OptionGroup var hooks: HookOptions
     @OptionGroup var overwriting: OverwriteOptions
     @OptionGroup var permissions: OutputModeOptions
@@ -30,6 +32,7 @@ struct Submit: ParsableCommand {
         _ = try encode.spec(segmentSeconds: segmentSeconds, output: output)
         if hooks.isSet && !wait { throw ValidationError("--on-complete and --on-error need --wait") }
         if let priority, !JobStore.priorities.contains(priority) { throw ValidationError("--priority must be between 0 and 100") }
+        if let audit, !(0...1).contains(audit) { throw ValidationError("--audit is a share between 0 and 1") }
     }
 
     func run() throws {
@@ -44,6 +47,7 @@ struct Submit: ParsableCommand {
             try FilePaths.check(input: input, output: output)
             spec = try encode.spec(segmentSeconds: segmentSeconds, output: output)
             spec.outputMode = permissions.bits
+            spec.audit = audit
             let file = try encode.settings.map { (path: String) throws(TesseraError) in try SettingsFile.read(path) }
             priority = self.priority ?? file?.priority ?? JobStore.defaultPriority
             guard JobStore.priorities.contains(priority) else { throw TesseraError(.settings, "priority", "must be between 0 and 100") }

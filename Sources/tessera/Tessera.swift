@@ -12,7 +12,7 @@ struct Tessera: AsyncParsableCommand {
         abstract: "Segment-parallel, frame-exact H.264/AAC transcoding to faststart MP4.",
         version: TesseraBuild.version,
         subcommands: [Transcode.self, Probe.self, Sample.self, Presets.self, Submit.self, Status.self, List.self, Watch.self, Events.self, Cancel.self, Prune.self,
-                      Migrate.self, Db.self, CoordinatorCommand.self, Worker.self, Keygen.self])
+                      Migrate.self, Db.self, CoordinatorCommand.self, Worker.self, Workers.self, Keygen.self])
 
     /// ffmpeg's words are read before parsing (see `FFmpegHabits`): a hint or an unknown command is one
     /// line on stderr and exit status 64, as the parser's own usage errors.

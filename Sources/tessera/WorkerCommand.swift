@@ -25,6 +25,8 @@ struct Worker: AsyncParsableCommand {
     @Option(help: .hidden) var parentProcess: Int32?
     /// Benchmark only (bench/run): skip the encode and return this many filler bytes per frame.
     @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
+    /// Tests only: damage this worker's results from the Nth on (`WorkerFault`).
+    @Option(name: .customLong("fault-corrupt-from"), help: .hidden) var corruptResult: Int?
 
     func validate() throws {
         guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
@@ -45,6 +47,7 @@ struct Worker: AsyncParsableCommand {
         options.security = keys
         options.endpoints = connect
         options.benchBytesPerFrame = benchBytesPerFrame
+        options.corruptResult = corruptResult
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         // /readyz answers 503 from the moment SIGTERM arrives, while the worker hands its work back.

@@ -51,16 +51,19 @@ package final class Cluster {
         return process
     }
 
+    /// Audits are off unless `extra` sets `--audit`: they add encodes the plan does not count, which tests of the
+    /// plan's work would see (`AuditClusterTests` turns them on per job).
     package func startCoordinator(_ extra: [String] = []) throws {
         let security = keys.map { ["--key", $0.coordinator + ".key", "--authorized-keys", $0.authorized] } ?? ["--insecure"]
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + security + extra + db, log: "coordinator.log")
+        let audit = extra.contains("--audit") ? [] : ["--audit", "0"]
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + security + audit + extra + db, log: "coordinator.log")
     }
 
     /// Starts a worker; in a secure cluster with the key pair `key` (made by `keygen`; nil: no key at all).
-    package func startWorker(_ id: String, key: String? = nil) throws {
+    package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = []) throws {
         var security = ["--insecure"]
         if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security, log: "\(id).log")
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security + extra, log: "\(id).log")
     }
 
     /// Makes the cluster a secure one: a coordinator key pair and an empty authorized keys file.

@@ -46,6 +46,12 @@ int tessera_malloc_perturb(int byte);
 /// allocator took both.
 int tessera_malloc_keep_freed(int largest_from_heap, int kept_free);
 
+/// Forces libavutil's CPU flags (av_force_cpu_flags): 0 turns every SIMD path of libavcodec and libswscale
+/// off, -1 detects the CPU again.
+void tessera_force_cpu_flags(int flags);
+/// The CPU's SIMD features libavutil detected (av_get_cpu_flags).
+int tessera_cpu_flags(void);
+
 /// Limits glibc to one arena (M_ARENA_MAX): 1 when set, 0 where there is no such setting.
 int tessera_malloc_one_arena(void);
 /// Runs `argv[0]` with stdin from /dev/null, stdout and stderr to the given files, in `directory`

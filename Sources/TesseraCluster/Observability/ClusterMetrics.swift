@@ -13,6 +13,11 @@ enum CoordinatorMetrics {
     static let segmentsCompleted = Counter(label: "tessera_segments_completed_total")
     static let leasesExpired = Counter(label: "tessera_leases_expired_total")
     static let workersQuarantined = Counter(label: "tessera_workers_quarantined_total")
+    /// Audits closed (two or three encodes of a segment by different keys compared), those that found encodes
+    /// differing, and the seconds the audit encodes took.
+    static let audits = Counter(label: "tessera_audits_total")
+    static let auditMismatches = Counter(label: "tessera_audit_mismatches_total")
+    static let auditEncodeSeconds = FloatingPointCounter(label: "tessera_audit_encode_seconds_total")
     static let payloadSent = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "sent")])
     static let payloadReceived = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "received")])
     private static let workersLast = Locked(-1)

@@ -35,6 +35,8 @@ final class InProcessCluster: Sendable {
         options.liveness = Self.liveness
         // Longer than a test waits: a lost worker's segment returns because the worker went silent, not by expiry.
         options.leaseSeconds = 60
+        // Audits are off unless a job asks; one with no other worker to audit it is given up soon.
+        options.auditWait = 0.5
         coordinator = Coordinator(options: options, logger: Self.quiet, stores: database.sessions, context: context)
         let (coordinator, stop, failures) = (coordinator, stop, failures)
         startThread(name: "test-coordinator", group: threads) {
@@ -63,10 +65,11 @@ final class InProcessCluster: Sendable {
     }
 
     /// Queues a job of the clip into `name` in the directory, in half-second segments.
-    func submit(_ input: String, output name: String, ladder: LadderSpec? = nil) throws -> (id: String, output: String) {
+    func submit(_ input: String, output name: String, ladder: LadderSpec? = nil, audit: Double? = nil) throws -> (id: String, output: String) {
         let output = directory.appendingPathComponent(name).path
         var spec = JobSpec(settings: EncoderSettings(preset: "ultrafast"), segmentSeconds: 0.5)
         spec.ladder = ladder
+        spec.audit = audit
         return (try database.submit(input: input, output: output, spec: spec), output)
     }
 

@@ -1,0 +1,16 @@
+import TesseraCore
+
+/// A fault a test injects into a worker: its result damaged the way a broken or compromised host would return
+/// it, well-formed (the checksum is computed after the damage, the headers untouched), so every check before
+/// the stitch passes and only an audit finds it.
+enum WorkerFault {
+    /// The result with 16 bytes inverted in the middle of its largest packet.
+    static func damaged(_ segment: EncodedSegment) -> EncodedSegment {
+        var damaged = segment
+        guard let n = damaged.packets.indices.max(by: { damaged.packets[$0].data.count < damaged.packets[$1].data.count }) else { return segment }
+        let data = damaged.packets[n].data
+        let start = max(0, data.count / 2 - 8), end = min(data.count, start + 16)
+        for i in start..<end { damaged.packets[n].data[i] ^= 0xFF }
+        return damaged
+    }
+}
