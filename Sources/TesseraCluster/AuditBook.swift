@@ -83,12 +83,17 @@ struct AuditBook {
         var waived = 0
     }
 
+    /// A worker's capability saying its encodes with threads repeat when the task asks.
+    static let repeatableCapability = "repeatable"
+
     /// What must be alike for two workers' encodes to be alike (library versions, CPU features, libx264 threads);
-    /// nil for a worker whose results are not audited: libx264 with more than one thread did not repeat its bytes
-    /// (`AuditDeterminismTests`), so such a worker's encodes would differ from an honest one's.
+    /// nil for a worker whose results are not audited: one of an earlier build with more than one libx264 thread,
+    /// whose bytes did not repeat (`AuditDeterminismTests`).
     static func profile(_ capabilities: [String: String]) -> String? {
-        guard capabilities["threads"] == "1" else { return nil }
-        return capabilities.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
+        guard capabilities["threads"] == "1" || capabilities[repeatableCapability] == "1" else { return nil }
+        // Not part of the profile: with one thread both builds give the same bytes.
+        return capabilities.filter { $0.key != repeatableCapability }.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value)" }.joined(separator: ";")
     }
 
     var configuration: Configuration

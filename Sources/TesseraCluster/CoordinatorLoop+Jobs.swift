@@ -50,9 +50,11 @@ extension CoordinatorLoop {
     /// What a job's own thread reported.
     func apply(_ event: Coordinator.Event) throws {
         switch event {
-        case .ready(let id, let plan, let outstanding):
+        case .ready(let id, var plan, let outstanding):
             machine.backgroundEnded(id)
             auditRates[id] = (try? store.job(id))?.spec.audit
+            // An audited job's encodes must repeat on any worker alike, threads or not.
+            plan.repeatable = (auditRates[id] ?? coordinator.options.auditRate) > 0
             do {
                 let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 let segments = Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) })

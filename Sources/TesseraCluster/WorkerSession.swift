@@ -46,6 +46,8 @@ final class WorkerSession {
         capabilities["threads"] = String(options.threads)
         // What else an encode's bytes depend on: audits compare only workers alike in it (`AuditBook`).
         capabilities["cpu"] = String(FFmpeg.cpuFlags)
+        // This build repeats its bytes with threads when a task asks (`SegmentTask.Header.repeatable`).
+        capabilities[AuditBook.repeatableCapability] = "1"
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,

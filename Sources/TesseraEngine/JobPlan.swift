@@ -25,6 +25,8 @@ public struct JobPlan: Sendable {
     public var secondPass: [Int: [PassInput]]?
     /// A ladder job's rungs; `output` and `settings` are then its first rung's.
     public var ladder: PlannedLadder?
+    /// The job is audited: its tasks ask for encodes that repeat their bytes whatever the worker's threads.
+    public var repeatable = false
 
     public var inputPath: String { probe.path }
 
@@ -73,7 +75,7 @@ public struct JobPlan: Sendable {
         SegmentTask(jobID: jobID, segment: segment, timeBase: probe.video.timeBase, codec: probe.video.parameters,
                     output: output, settings: settings, runOut: runOut, leadIn: leadIn(of: segment), pass: pass(of: segment),
                     sceneCuts: sceneCuts(of: segment), rungs: rungEncodings(of: segment), forcedKeyframes: forcedKeyframes(of: segment),
-                    packets: packets)
+                    repeatable: repeatable ? true : nil, packets: packets)
     }
 
     /// False for a segment that starts where the whole-file encode puts no IDR (an extra cut) and holds none of

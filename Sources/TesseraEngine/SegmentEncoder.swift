@@ -10,7 +10,7 @@ public enum SegmentEncoder {
     /// `pass` and `statsPath`: a two-pass job's pass, and where libx264 writes or reads its statistics.
     public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings,
                                      pass: PassInput? = nil, statsPath: String? = nil, sceneCuts: Bool? = nil,
-                                     rung: Bool = false) -> VideoEncoderConfig {
+                                     rung: Bool = false, repeatable: Bool = false) -> VideoEncoderConfig {
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         config.threads = Int32(settings.threads)
@@ -29,6 +29,10 @@ public enum SegmentEncoder {
         var params = "open-gop=0:stitchable=1"
         // A segment starting at an extra cut makes no IDR of its own (`JobPlan.sceneCuts(of:)`).
         if sceneCuts == false { params += ":scenecut=0" }
+        // libx264's lookahead thread decides a segment's last frame types by how far it got when the encoder was
+        // flushed, so with threads its bytes do not repeat; in the encoding thread they do, at some speed
+        // (docs/security.md). Only audited jobs ask for it.
+        if repeatable, settings.threads > 1 { params += ":sync-lookahead=0" }
         // A frame asked to be intra (a segment's first after its lead-in) is an IDR.
         options.append(("forced-idr", "1"))
         // Each segment starts its own VBV buffer. x264 assumes it 90% full, so every join could spend
@@ -123,7 +127,8 @@ public enum SegmentEncoder {
             for (r, rung) in outputs.enumerated() {
                 let pass = passes?[r]
                 lanes.append(try EncoderLane(rung.output, config: encoderConfig(rung.output, rung.settings, pass: pass?.0, statsPath: pass?.1,
-                                                                                 sceneCuts: header.sceneCuts, rung: header.rungs != nil),
+                                                                                 sceneCuts: header.sceneCuts, rung: header.rungs != nil,
+                                                                                 repeatable: header.repeatable == true),
                                              ticks: ticks, leadIn: header.leadIn ?? 0, forced: Set(header.forcedKeyframes ?? []),
                                              stopsAtLastKept: runOut != nil, segment: segment.index, sourceTimeBase: header.timeBase))
             }

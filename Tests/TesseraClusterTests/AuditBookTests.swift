@@ -51,10 +51,14 @@ struct AuditBookTests {
         #expect(book.waiting == [Self.segment])
     }
 
-    @Test func onlyOneThreadWorkersAreAuditedAndAuditAlike() {
+    @Test func workersAreAuditedByWorkersAlike() {
         let one = ["threads": "1", "libx264": "164", "cpu": "1"]
         #expect(AuditBook.profile(one) == "cpu=1;libx264=164;threads=1")
-        #expect(AuditBook.profile(one.merging(["threads": "2"]) { $1 }) == nil, "libx264's bytes with threads do not repeat")
+        #expect(AuditBook.profile(one.merging(["threads": "2"]) { $1 }) == nil, "an earlier build's bytes with threads do not repeat")
+        let repeatable = one.merging([AuditBook.repeatableCapability: "1"]) { $1 }
+        #expect(AuditBook.profile(repeatable) == AuditBook.profile(one), "one thread: the same bytes from either build")
+        let two = repeatable.merging(["threads": "2"]) { $1 }
+        #expect(AuditBook.profile(two) == "cpu=1;libx264=164;threads=2", "two threads: audited among two-thread workers")
         #expect(AuditBook.profile(one.merging(["cpu": "3"]) { $1 }) != AuditBook.profile(one), "other CPU features, another profile")
         var book = AuditBook()
         book.opened(Self.segment, attempt: 1, profile: "p", original: Self.encode("a", [1]))

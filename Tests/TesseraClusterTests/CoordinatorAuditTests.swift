@@ -9,12 +9,13 @@ import TesseraTesting
 /// workers agree on every segment, and a lone worker's audits are given up without holding its job.
 @Suite(.serialized)
 struct CoordinatorAuditTests {
-    @Test func twoHonestWorkersAgreeOnEverySegment() throws {
+    /// With one libx264 thread each, or two: an audited job's tasks ask for encodes that repeat their bytes.
+    @Test(arguments: [1, 2]) func twoHonestWorkersAgreeOnEverySegment(threads: Int) throws {
         let cluster = try InProcessCluster()
         defer { cluster.shutdown() }
         let job = try cluster.submit(try cluster.makeClip(), output: "out.mp4", audit: 1)
-        cluster.startWorker("worker-a")
-        cluster.startWorker("worker-b")
+        cluster.startWorker("worker-a", threads: threads)
+        cluster.startWorker("worker-b", threads: threads)
         let ended = try #require(try cluster.waitForEnd(job.id, timeout: 60))
         #expect(ended.state == .done, "\(ended.error ?? "")")
         let store = cluster.database.open()

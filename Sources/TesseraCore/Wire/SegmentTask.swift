@@ -24,6 +24,9 @@ public struct SegmentTask: BlobPayload {
         public var rungs: [RungEncoding]?
         /// Output ticks where every rung must make an IDR (a ladder's packaging cuts inside the segment).
         public var forcedKeyframes: [Int64]?
+        /// True: the encode must give the same bytes on every worker alike (an audited job), even with more than one
+        /// libx264 thread (`SegmentEncoder.encoderConfig`); nil: repeatable with one thread only.
+        public var repeatable: Bool?
     }
 
     /// One rung of a ladder task: its picture, its encoder settings and, in two passes, its own pass.
@@ -46,9 +49,10 @@ public struct SegmentTask: BlobPayload {
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
                 output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
                 pass: PassInput? = nil, sceneCuts: Bool? = nil, rungs: [RungEncoding]? = nil, forcedKeyframes: [Int64]? = nil,
-                packets: [MediaPacket]) {
+                repeatable: Bool? = nil, packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
-                        runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts, rungs: rungs, forcedKeyframes: forcedKeyframes)
+                        runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts, rungs: rungs, forcedKeyframes: forcedKeyframes,
+                        repeatable: repeatable)
         self.packets = packets
     }
 

@@ -45,8 +45,8 @@ final class InProcessCluster: Sendable {
     }
 
     /// Starts a worker that encodes (`WorkerSession`, as `tessera worker` runs one per coordinator).
-    func startWorker(_ id: String, slots: Int = 1) {
-        let options = ClusterWorker.Options(endpoint: endpoint, workerID: id, slots: slots, threads: 1,
+    func startWorker(_ id: String, slots: Int = 1, threads encoderThreads: Int = 1) {
+        let options = ClusterWorker.Options(endpoint: endpoint, workerID: id, slots: slots, threads: encoderThreads,
                                             heartbeatInterval: Self.heartbeatInterval, liveness: Self.liveness)
         let (context, stop, failures, endpoint) = (context, stop, failures, endpoint)
         startThread(name: "test-\(id)", group: threads) {
