@@ -81,6 +81,8 @@ struct AuditBook {
         var extraSeconds = 0.0
         var mismatches = 0
         var waived = 0
+        /// Workers quarantined by the job's audits, in order.
+        var quarantined: [String] = []
     }
 
     /// A worker's capability saying its encodes with threads repeat when the task asks.
@@ -203,6 +205,7 @@ struct AuditBook {
             verdict = .undecided(e)
         }
         if case .disputed = verdict { open[segment] = audit } else { open[segment] = nil }
+        if case .decided(let culprit, _, _) = verdict { costs[segment.jobID, default: Cost()].quarantined.append(culprit.worker) }
         return verdict
     }
 

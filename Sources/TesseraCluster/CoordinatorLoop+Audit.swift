@@ -99,6 +99,7 @@ extension CoordinatorLoop {
                 ? "segment \(ref.index) not audited: no worker with another key connected within \(Int(audits.configuration.wait)) s"
                 : "segment \(ref.index): encodes of workers \(waiver.encodes.map(\.worker).joined(separator: ", ")) differ and no third key was connected to decide; kept the first"
             try store.recordNote(ref.jobID, kind: "audit-waived", detail: detail)
+            try recordAuditRecord(ref.jobID)
             logger.warning("audit given up", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "reason": "\(detail)"])
             machine.auditSettled()
         }
@@ -135,7 +136,15 @@ extension CoordinatorLoop {
                                  detail: "segment \(ref.index): encodes of workers \(encodes.map(\.worker).joined(separator: ", ")) all differ; encoded again")
             try reencode(ref, reason: "audit: three encodes differ")
         }
+        try recordAuditRecord(ref.jobID)
         machine.auditSettled()
+    }
+
+    /// The job's audit figures as `status --json` shows them, kept current as its audits settle.
+    func recordAuditRecord(_ job: String) throws {
+        guard let cost = audits.costs[job] else { return }
+        try store.recordJobAudit(job, JobAudit(segments: cost.audited, extraEncodeSeconds: cost.extraSeconds, mismatches: cost.mismatches,
+                                               notAudited: cost.waived, quarantined: cost.quarantined))
     }
 
     /// A segment recorded done is encoded again.

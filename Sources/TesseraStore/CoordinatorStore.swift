@@ -86,6 +86,7 @@ public protocol CoordinatorStore: AnyObject {
     // MARK: Audits (`JobStore+Audits`)
 
     func auditRecord(_ identity: String) throws(StoreError) -> WorkerAudit?
+    func recordJobAudit(_ jobID: String, _ audit: JobAudit) throws(StoreError)
     func recordAudit(_ identity: String, worker: String, matched: Bool) throws(StoreError)
     func quarantine(_ identity: String, worker: String, reason: String) throws(StoreError)
     /// The keys quarantined now.

@@ -40,8 +40,35 @@ public struct WorkerAudit: Codable, Sendable, Equatable {
     }
 }
 
+/// What audits cost one job (`status --json`'s `audit`).
+public struct JobAudit: Codable, Sendable, Equatable {
+    /// Segments encoded again by another key and compared.
+    public var segments: Int
+    /// Encode seconds the audits' extra encodes took.
+    public var extraEncodeSeconds: Double
+    /// Audits whose first two encodes differed.
+    public var mismatches: Int
+    /// Audits given up: no worker of another key came within `--audit-wait`.
+    public var notAudited: Int
+    /// Workers its audits quarantined.
+    public var quarantined: [String]
+
+    public init(segments: Int, extraEncodeSeconds: Double, mismatches: Int, notAudited: Int, quarantined: [String]) {
+        self.segments = segments
+        self.extraEncodeSeconds = (extraEncodeSeconds * 10).rounded() / 10
+        self.mismatches = mismatches
+        self.notAudited = notAudited
+        self.quarantined = quarantined
+    }
+}
+
 /// Audit records and quarantines of worker keys.
 extension JobStore {
+    public func recordJobAudit(_ jobID: String, _ audit: JobAudit) throws(StoreError) {
+        _ = try run("recording a job's audits", "UPDATE jobs SET audit = $2::jsonb WHERE id = $1::uuid",
+                    [jobID, CanonicalJSON.encode(audit)])
+    }
+
     public func auditRecord(_ identity: String) throws(StoreError) -> WorkerAudit? {
         try run("reading a worker's audit record", "SELECT \(WorkerAudit.columns) FROM worker_audits WHERE identity = $1", [identity])
             .first.map(WorkerAudit.init)

@@ -6,7 +6,7 @@ extension JobRecord {
     public init(id: String, state: JobState, input: String, output: String, spec: JobSpec, settingsHash: String,
                 segmentsTotal: Int, segmentsDone: Int, framesTotal: Int64, framesDone: Int64, fps: Double?, speed: Double?,
                 error: String?, createdAt: String, updatedAt: String, finishedAt: String?, coordinator: String?,
-                assignedCoordinator: String?, stalled: String?, priority: Int, pass: Int?) {
+                assignedCoordinator: String?, stalled: String?, priority: Int, pass: Int?, audit: JobAudit? = nil) {
         self.id = id
         self.state = state
         self.input = input
@@ -28,6 +28,7 @@ extension JobRecord {
         self.stalled = stalled
         self.priority = priority
         self.pass = pass
+        self.audit = audit
     }
 }
 

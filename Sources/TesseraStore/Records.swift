@@ -39,10 +39,12 @@ public struct JobRecord: Encodable, Sendable, Equatable {
     /// A two-pass job's pass: 1 until its bits are allocated, then 2 (its frames count each pass from 0);
     /// nil for a one-pass job.
     public var pass: Int?
+    /// What audits cost the job so far; nil while none of its segments was audited.
+    public var audit: JobAudit?
 
     static let columns = """
         id::text AS id, state, input, output, settings::text AS settings, settings_hash, segments_total, segments_done,
-        frames_total, frames_done, frames_encoding, outputs, fps, speed, error, coordinator, assigned_coordinator, stalled, priority,
+        frames_total, frames_done, frames_encoding, outputs, fps, speed, error, coordinator, assigned_coordinator, stalled, priority, audit::text AS audit,
         EXISTS (SELECT 1 FROM segment_passes p WHERE p.job_id = jobs.id) AS second_pass,
         to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
         to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
@@ -81,11 +83,12 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         stalled = row["stalled"]
         priority = row.int("priority") ?? 50
         pass = spec.twoPass ? (row.bool("second_pass") == true ? 2 : 1) : nil
+        audit = row["audit"].flatMap { try? CanonicalJSON.decode(JobAudit.self, from: Array($0.utf8)) }
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case id, state, input, output, spec, rungs, settingsHash, segmentsTotal, segmentsDone, framesTotal, framesDone, fps, speed, etaSeconds, error,
-             createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority, pass
+             createdAt, updatedAt, finishedAt, coordinator, assignedCoordinator, stalled, priority, pass, audit
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -114,6 +117,7 @@ public struct JobRecord: Encodable, Sendable, Equatable {
         try c.encode(stalled, forKey: .stalled)
         try c.encode(priority, forKey: .priority)
         try c.encode(pass, forKey: .pass)
+        try c.encode(audit, forKey: .audit)
     }
 
     /// Seconds left at the current rate while the job encodes (the stitch not counted; in a first pass, the

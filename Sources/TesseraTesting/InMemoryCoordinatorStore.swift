@@ -372,6 +372,10 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         }
     }
 
+    public func recordJobAudit(_ jobID: String, _ audit: JobAudit) throws(StoreError) {
+        try transaction { t in t.jobs[jobID]?.audit = audit }
+    }
+
     public func recordNote(_ jobID: String, kind: String, detail: String) throws(StoreError) {
         try transaction { t in
             guard t.jobs[jobID] != nil else { return }

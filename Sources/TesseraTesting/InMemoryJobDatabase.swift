@@ -104,6 +104,7 @@ struct JobRow {
     var secondPass: [Int: [PassInput]]?
     /// Outputs the job makes (a ladder's rungs): its progress counts the frames of each.
     var outputs = 1
+    var audit: JobAudit?
     /// Submission order (`created_at`).
     var created: Int
     var createdAt: Double
@@ -258,7 +259,7 @@ struct Tables {
                          framesDone: done * Int64(row.outputs), fps: fps, speed: fps == nil ? nil : row.speed, error: row.error, createdAt: Self.timestamp(row.createdAt),
                          updatedAt: Self.timestamp(row.updatedAt), finishedAt: row.finishedAt.map(Self.timestamp),
                          coordinator: row.coordinator, assignedCoordinator: row.assignedCoordinator, stalled: row.stalled,
-                         priority: row.priority, pass: row.spec.twoPass ? (row.secondPass == nil ? 1 : 2) : nil)
+                         priority: row.priority, pass: row.spec.twoPass ? (row.secondPass == nil ? 1 : 2) : nil, audit: row.audit)
     }
 
     func record(_ job: String, _ row: SegmentRow) -> SegmentRecord {

@@ -29,6 +29,9 @@ struct CoordinatorAuditTests {
                 "\(events.map { "\($0.to) \($0.detail ?? "")" })")
         #expect(try InProcessCluster.probe(job.output).frames == 50)
         #expect(cluster.failures.current.isEmpty)
+        let audit = try #require(ended.audit, "the job's record shows its audits")
+        #expect(audit.segments == ended.segmentsTotal && audit.mismatches == 0 && audit.notAudited == 0 && audit.quarantined.isEmpty)
+        #expect(audit.extraEncodeSeconds > 0)
     }
 
     @Test func aLoneWorkersAuditsAreGivenUpAndItsJobFinishes() throws {

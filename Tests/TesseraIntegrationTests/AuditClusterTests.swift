@@ -53,6 +53,10 @@ import TesseraTestSupport
         #expect(records.first { $0.identity == damaging }?.isQuarantined == true, "\(records)")
         #expect(records.filter(\.isQuarantined).count == 1, "only the damaging key: \(records)")
         #expect(cluster.log("coordinator.log").contains("worker quarantined"))
+        // The job's JSON shows what its audits cost and whom they quarantined.
+        let status = try Tool.run(cluster.binary, ["status", second, "--json"] + cluster.db)
+        let audit = try #require(try JSONSerialization.jsonObject(with: Data(status.text.utf8)) as? [String: Any])["audit"] as? [String: Any]
+        #expect(audit?["quarantined"] as? [String] == ["damaging"] && (audit?["mismatches"] as? Int ?? 0) >= 1, "\(status.text)")
 
         // What the audit bought: the unaudited output carries the damage (the same plan, one segment's bytes
         // differ), the audited one does not.
