@@ -22,7 +22,8 @@ import TesseraTestSupport
 
     /// The systemd recipe of docs/operations.md, run as written on hosts with their own system directories after
     /// the cluster recipe's settings and database host: its units' command lines, as plain processes with the
-    /// environment files and credentials it installs, make a coordinator that both worker units join.
+    /// environment files and credentials it installs, make a coordinator that both worker units join, and after
+    /// its upgrade (binary, schema, coordinator, then each worker unit, restarted) join again.
     @Test(.enabled(if: RecipeRun.overlaysAvailable, "network namespaces and overlay mounts need root, iproute2 and overlayfs: the systemd recipe is skipped"))
     func theSystemdRecipeStartsUnitsThatJoin() throws {
         let text = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/operations.md"), encoding: .utf8)
@@ -43,6 +44,16 @@ import TesseraTestSupport
         for log in logs {
             #expect(joined(log), "\(log.lastPathComponent): \((try? String(contentsOf: log, encoding: .utf8)) ?? "no log")\n--- coordinator\n\(coordinator)")
         }
+        // The upgrade: the coordinator stopped and started again, and both restarted worker units joined the new one.
+        let coordinatorLog = run.upper("coordinator", "/var/log").appendingPathComponent("tessera-coordinator.log")
+        func joinsSinceRestart() -> Int {
+            let text = (try? String(contentsOf: coordinatorLog, encoding: .utf8)) ?? ""
+            let starts = text.components(separatedBy: "coordinator listening")
+            return starts.count < 3 ? 0 : starts.last!.components(separatedBy: "worker joined").count - 1
+        }
+        while Date() < deadline.addingTimeInterval(30) && joinsSinceRestart() < 2 { Thread.sleep(forTimeInterval: 0.2) }
+        let after = (try? String(contentsOf: coordinatorLog, encoding: .utf8)) ?? "no log"
+        #expect(after.contains("coordinator stopping") && joinsSinceRestart() >= 2, "after the upgrade:\n\(after.suffix(4000))")
     }
 
     /// The cluster recipe of docs/operations.md, run as written across network namespaces: PostgreSQL from

@@ -88,6 +88,8 @@ final class RecipeRun {
             "STATE_DIR": base.appendingPathComponent("var/lib/tessera").path,
             "MEDIA_DIR": base.appendingPathComponent("media").path,
             "PG_VERSION": pgVersion,
+            // The build an upgrade installs: this one.
+            "NEW_TESSERA": Tool.tesseraBinary,
             "HOME": base.path,
         ]
         if host == "db" || host == "coordinator" { environment["DB_PASSWORD"] = password }

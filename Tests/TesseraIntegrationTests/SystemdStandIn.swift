@@ -5,11 +5,12 @@
 /// (`nobody`), UMask=, the specifiers %i, %H and %%, and ExecStart= with `${VAR}` expanded. The hardening lines
 /// are not applied: `systemd-analyze verify` checks them (deploy/check.sh).
 enum SystemdStandIn {
-    /// `systemctl enable --now UNIT…` starts each unit; `systemctl reload UNIT` sends it SIGHUP; `daemon-reload`
-    /// does nothing. A unit's stdout and stderr go to /var/log/UNIT.log.
+    /// `systemctl enable --now UNIT…` starts each unit; `systemctl reload UNIT` sends it SIGHUP; `stop UNIT…` sends
+    /// SIGTERM and waits for the process to end (90 s, systemd's default); `restart UNIT…` stops, then starts;
+    /// `daemon-reload` does nothing. A unit's stdout and stderr go to /var/log/UNIT.log.
     static let systemctl = #"""
         #!/usr/bin/env python3
-        import os, pwd, re, shlex, shutil, signal, socket, subprocess, sys
+        import os, pwd, re, shlex, shutil, signal, socket, subprocess, sys, time
 
         def unit_file(name):
             base = name if name.endswith(".service") else name + ".service"
@@ -90,11 +91,35 @@ enum SystemdStandIn {
             os.makedirs("/var/lib/systemctl", exist_ok=True)
             open(f"/var/lib/systemctl/{base}.pid", "w").write(str(process.pid))
 
+        def stop(name):
+            base = unit_file(name)[0]
+            pid = int(open(f"/var/lib/systemctl/{base}.pid").read())
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return
+            for _ in range(900):
+                # The unit's process is no child of this command: wait until it is gone (or a zombie).
+                try:
+                    if open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z":
+                        return
+                except FileNotFoundError:
+                    return
+                time.sleep(0.1)
+            sys.exit(f"systemctl: {base} did not stop within 90 s")
+
         args = sys.argv[1:]
         if args[:1] == ["daemon-reload"]:
             sys.exit(0)
         if args[:2] == ["enable", "--now"]:
             for name in args[2:]:
+                start(name)
+        elif args[:1] == ["stop"]:
+            for name in args[1:]:
+                stop(name)
+        elif args[:1] == ["restart"]:
+            for name in args[1:]:
+                stop(name)
                 start(name)
         elif args[:1] == ["reload"]:
             for name in args[1:]:
