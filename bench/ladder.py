@@ -188,7 +188,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         ours, theirs = os.path.join(work, "tessera"), os.path.join(work, "ffmpeg")
         tessera_args = [a.tessera, "transcode", a.source, "-o", os.path.join(ours, "master.m3u8"), "--ladder", a.ladder,
-                        "--preset", a.preset, "--crf", crf, "--hls-time", str(a.hls_time), "-y"]
+                        "--preset", a.preset, "--crf", crf, "--hls-time", str(a.hls_time), "-y"] + os.environ.get("TESSERA_ARGS", "").split()
         ffmpeg_args = ffmpeg_ladder(a.source, theirs, rungs, a.preset, crf, a.hls_time, has_audio)
         times = {"ffmpeg": [], "tessera": []}
         for r in range(1, a.runs + 1):
