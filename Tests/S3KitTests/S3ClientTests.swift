@@ -144,3 +144,35 @@ import TesseraCore
         #expect(waits.count == 2)
     }
 }
+
+/// Retries against a store that answers 503 SlowDown: back-off until it recovers, or a bounded failure.
+@Suite struct S3RetryTests {
+    static func client(_ server: FaultServer, attempts: Int, waits: @escaping (Double) -> Void) throws -> S3Client {
+        let configuration = S3Configuration(credentials: AWSCredentials(accessKeyID: "AK", secretAccessKey: "s"), region: "us-east-1",
+                                            endpoint: S3Endpoint(url: server.endpoint)!)
+        return try S3Client(configuration: configuration, retry: S3RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 1), sleep: waits)
+    }
+
+    /// How many back-off waits the client asked for.
+    final class Waits { var count = 0 }
+
+    @Test func slowDownIsRetriedUntilTheStoreRecovers() throws {
+        let server = try FaultServer(failures: 2)
+        let waits = Waits()
+        let client = try Self.client(server, attempts: 4) { _ in waits.count += 1 }
+        #expect(try client.head(S3Location(bucket: "b", key: "k")) == S3ObjectInfo(size: 5, etag: "\"e1\""))
+        #expect(waits.count == 2)
+        #expect(try client.get(S3Location(bucket: "b", key: "k"), range: 0..<5) == Array("hello".utf8))
+    }
+
+    @Test func slowDownWithoutEndFailsAfterTheLastTryNamingTheObject() throws {
+        let server = try FaultServer(failures: 100)
+        let waits = Waits()
+        let client = try Self.client(server, attempts: 3) { _ in waits.count += 1 }
+        let failure = #expect(throws: S3Error.self) { try client.get(S3Location(bucket: "b", key: "in.mov"), range: 0..<5) }
+        #expect(failure?.code == .throttled)
+        #expect(failure?.description.hasPrefix("s3://b/in.mov: S3 asked to slow down") == true)
+        #expect(failure?.description.hasSuffix("after 3 tries") == true)
+        #expect(waits.count == 2)
+    }
+}
