@@ -29,14 +29,19 @@ let package = Package(
         // bring flags SwiftPM refuses with a warning.
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libcurl (OpenSSL flavour) as the HTTP transport for object storage; Tessera signs the requests itself.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The one compiled shim for what Swift cannot import from the C headers (macros, variadics).
-        .target(name: "CTesseraShim", dependencies: ["CFFmpeg"]),
+        .target(name: "CTesseraShim", dependencies: ["CFFmpeg", "CCurl"]),
 
         // Swift wrapper over FFmpeg: the only module that touches its raw handles.
         .target(name: "FFmpegKit", dependencies: ["CFFmpeg", "CTesseraShim", "TesseraCore"]),
 
         // Swift wrapper over libzmq.
         .target(name: "ZMQKit", dependencies: ["CZeroMQ"]),
+
+        // Swift wrapper over libcurl, and the S3 client built on it (signing and configuration live in TesseraCore).
+        .target(name: "S3Kit", dependencies: ["CCurl", "CTesseraShim", "TesseraCore"]),
 
         // Swift wrapper over libpq.
         .target(name: "PGClient", dependencies: ["CPostgreSQL"]),
@@ -118,6 +123,8 @@ let package = Package(
             dependencies: ["TesseraTestSupport", "tessera", "TesseraCore", "TesseraEngine", "TesseraStore", "PGClient",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The S3 client against a real S3 server (moto) with authentication on.
+        .testTarget(name: "S3KitTests", dependencies: ["S3Kit", "TesseraCore"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
                                                        .product(name: "Logging", package: "swift-log")]),

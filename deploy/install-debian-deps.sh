@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Tessera needs; only what is missing; needs root (or sudo) when something is.
-#   install-debian-deps.sh            building and testing: FFmpeg 5.1 and libx264 headers, libzmq, libpq, the
+#   install-debian-deps.sh            building and testing: FFmpeg 5.1 and libx264 headers, libzmq, libpq, libcurl, the
 #                                     PostgreSQL server, the ffmpeg/ffprobe tools the tests check with, pkg-config
 #   install-debian-deps.sh --build    building only (the headers and pkg-config)
 #   install-debian-deps.sh --runtime  running a copied `tessera` binary: the shared libraries it links, no
@@ -8,8 +8,8 @@
 #                                     job store elsewhere). Add `postgresql` for `tessera transcode` on that host.
 set -euo pipefail
 
-build=(libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libx264-dev libzmq3-dev libpq-dev pkg-config)
-runtime=(libavformat59 libavcodec59 libavutil57 libswscale6 libswresample4 libx264-164 libzmq5 libpq5 libstdc++6 ca-certificates)
+build=(libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libx264-dev libzmq3-dev libpq-dev libcurl4-openssl-dev pkg-config)
+runtime=(libavformat59 libavcodec59 libavutil57 libswscale6 libswresample4 libx264-164 libzmq5 libpq5 libcurl4 libstdc++6 ca-certificates)
 case "${1:-}" in
     "") packages=("${build[@]}" postgresql ffmpeg) ;;
     --build) packages=("${build[@]}") ;;

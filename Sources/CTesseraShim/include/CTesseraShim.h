@@ -75,4 +75,13 @@ long tessera_prefork_await(int fd, char **block);
 void tessera_set_process_title(int argc, char **argv, const char *title);
 /// The libx264 build number Tessera was compiled against (X264_BUILD).
 int tessera_x264_build(void);
+/// libcurl's curl_easy_setopt and curl_easy_getinfo are variadic: one typed entry point per argument kind.
+/// `curl` is a CURL * (void in curl.h); options and infos are CURLoption and CURLINFO values. Return CURLcode.
+typedef size_t (*tessera_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+int tessera_curl_setopt_long(void *curl, int option, long value);
+int tessera_curl_setopt_offset(void *curl, int option, int64_t value);
+int tessera_curl_setopt_string(void *curl, int option, const char *value);
+int tessera_curl_setopt_pointer(void *curl, int option, void *value);
+int tessera_curl_setopt_callback(void *curl, int option, tessera_curl_data_callback callback);
+int tessera_curl_getinfo_long(void *curl, int info, long *value);
 #endif
