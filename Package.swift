@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries: each system-library target only describes where the library is.
@@ -60,7 +61,7 @@ let package = Package(
         ),
 
         // Pure Swift: planning, payloads, settings. No C imports.
-        .target(name: "TesseraCore"),
+        .target(name: "TesseraCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
 
         // The media engine: probe, segment, encode, audio, stitch, verify.
         .target(

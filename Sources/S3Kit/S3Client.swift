@@ -123,7 +123,7 @@ public final class S3Client {
                       headers: [(name: String, value: String)] = [], body: [UInt8] = []) throws(S3Error) -> HTTPResponse {
         let (host, path) = configuration.endpoint.address(bucket: location.bucket, key: location.key)
         return try send(SigV4Request(method: method, host: host, path: path, query: query, headers: headers,
-                                     payloadHash: SHA256.hexHash(body)), body: body, object: location.description)
+                                     payloadHash: SigV4Hash.hexHash(body)), body: body, object: location.description)
     }
 
     private func send(_ method: String, bucket: String, query: [(name: String, value: String)] = []) throws(S3Error) -> HTTPResponse {

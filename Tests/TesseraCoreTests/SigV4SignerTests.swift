@@ -1,7 +1,7 @@
 import Testing
 @testable import TesseraCore
 
-/// SHA-256 and HMAC against FIPS 180-4 and RFC 4231, and the signer against the worked examples in AWS's S3
+/// The hashes as wired (swift-crypto's) against FIPS 180-4 and RFC 4231, and the signer against the worked examples in AWS's S3
 /// documentation ("Signature Calculations for the Authorization Header" and "Authenticating Requests: Using
 /// Query Parameters"): same credentials, same time, same inputs, the published signatures.
 @Suite struct SigV4SignerTests {
@@ -13,17 +13,10 @@ import Testing
     static let host = "examplebucket.s3.amazonaws.com"
 
     @Test func sha256MatchesFIPSVectors() {
-        #expect(SHA256.hexHash([UInt8]()) == SigV4Request.emptyPayloadHash)
-        #expect(SHA256.hexHash(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hexHash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+        #expect(SigV4Hash.hexHash([UInt8]()) == SigV4Request.emptyPayloadHash)
+        #expect(SigV4Hash.hexHash(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SigV4Hash.hexHash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
             == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        // Fed in uneven pieces: the block buffering must not change the digest.
-        var hasher = SHA256()
-        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
-        var offset = 0
-        for size in [1, 63, 64, 65, 1000, 7] { hasher.update(million[offset..<offset + size]); offset += size }
-        hasher.update(million[offset...])
-        #expect(hasher.finalize().hexString == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test func hmacMatchesRFC4231() {
@@ -56,7 +49,7 @@ import Testing
                                                       ("x-amz-content-sha256", SigV4Request.emptyPayloadHash), ("x-amz-date", Self.time.amzDate)])
         let canonicalRequest = SigV4Signer.canonicalRequest(method: "GET", path: request.encodedPath, query: "", canonicalHeaders: canonical.text,
                                                             signedHeaders: canonical.signed, payloadHash: SigV4Request.emptyPayloadHash)
-        #expect(SHA256.hexHash(Array(canonicalRequest.utf8)) == "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972")
+        #expect(SigV4Hash.hexHash(Array(canonicalRequest.utf8)) == "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972")
         #expect(headers.contains { $0.name == "x-amz-content-sha256" && $0.value == SigV4Request.emptyPayloadHash })
         #expect(!headers.contains { $0.name == "Host" })
     }
@@ -64,10 +57,10 @@ import Testing
     /// A `$` in the key is percent-encoded once; a signed Date and storage class header join the list.
     @Test func putObject() {
         let body = Array("Welcome to Amazon S3.".utf8)
-        #expect(SHA256.hexHash(body) == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
+        #expect(SigV4Hash.hexHash(body) == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
         let request = SigV4Request(method: "PUT", host: Self.host, path: "/test$file.text",
                                    headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")],
-                                   payloadHash: SHA256.hexHash(body))
+                                   payloadHash: SigV4Hash.hexHash(body))
         #expect(request.encodedPath == "/test%24file.text")
         #expect(Self.authorization(Self.signer.sign(request, at: Self.time)) == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
             + "SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,"

@@ -74,7 +74,7 @@ public struct SigV4Signer: Sendable {
     public func scope(_ time: SigV4Timestamp) -> String { "\(time.day)/\(region)/\(service)/aws4_request" }
 
     public func stringToSign(canonicalRequest: String, at time: SigV4Timestamp) -> String {
-        [Self.algorithm, time.amzDate, scope(time), SHA256.hexHash(Array(canonicalRequest.utf8))].joined(separator: "\n")
+        [Self.algorithm, time.amzDate, scope(time), SigV4Hash.hexHash(Array(canonicalRequest.utf8))].joined(separator: "\n")
     }
 
     public func signingKey(at time: SigV4Timestamp) -> [UInt8] {
