@@ -5,38 +5,34 @@ import Testing
 struct LeaseOrderTests {
     typealias Standing = LeaseOrder.Standing
 
+    /// The order of `jobs` (id, priority, submitted, remaining) at `now`.
+    static func rank(_ jobs: [(String, Int, Double, Double)], maxWait: Double = 60, now: Double) -> [String] {
+        LeaseOrder(maxWait: maxWait).ranked(Dictionary(uniqueKeysWithValues: jobs.map {
+            ($0.0, Standing(priority: $0.1, submitted: $0.2, remaining: $0.3))
+        }), now: now)
+    }
+
     @Test func theJobWithTheLeastWorkLeftComesFirstWithinAPriority() {
-        let order = LeaseOrder(maxWait: 600)
-        let jobs = ["big": Standing(priority: 50, submitted: 0, remaining: 900),
-                    "small": Standing(priority: 50, submitted: 5, remaining: 100),
-                    "middle": Standing(priority: 50, submitted: 2, remaining: 400)]
-        #expect(order.ranked(jobs, now: 10) == ["small", "middle", "big"])
+        let jobs = [("big", 50, 0.0, 900.0), ("small", 50, 5, 100), ("middle", 50, 2, 400)]
+        #expect(Self.rank(jobs, maxWait: 600, now: 10) == ["small", "middle", "big"])
     }
 
     @Test func prioritiesComeBeforeWorkLeftAndBeforeWaiting() {
-        let order = LeaseOrder(maxWait: 60)
         // The low one has waited past the bound and is smallest: the urgent one still goes first.
-        let jobs = ["low": Standing(priority: 10, submitted: 0, remaining: 1),
-                    "urgent": Standing(priority: 90, submitted: 500, remaining: 1000),
-                    "normal": Standing(priority: 50, submitted: 400, remaining: 10)]
-        #expect(order.ranked(jobs, now: 510) == ["urgent", "normal", "low"])
+        let jobs = [("low", 10, 0.0, 1.0), ("urgent", 90, 500, 1000), ("normal", 50, 400, 10)]
+        #expect(Self.rank(jobs, now: 510) == ["urgent", "normal", "low"])
     }
 
     @Test func aJobWaitingPastTheBoundIsServedFirstOldestFirst() {
-        let order = LeaseOrder(maxWait: 60)
-        let jobs = ["large": Standing(priority: 50, submitted: 0, remaining: 1000),
-                    "larger": Standing(priority: 50, submitted: 10, remaining: 2000),
-                    "small": Standing(priority: 50, submitted: 50, remaining: 1)]
-        #expect(order.ranked(jobs, now: 59) == ["small", "large", "larger"])
-        #expect(order.ranked(jobs, now: 70) == ["large", "larger", "small"])
+        let jobs = [("large", 50, 0.0, 1000.0), ("larger", 50, 10, 2000), ("small", 50, 50, 1)]
+        #expect(Self.rank(jobs, now: 59) == ["small", "large", "larger"])
+        #expect(Self.rank(jobs, now: 70) == ["large", "larger", "small"])
     }
 
     @Test func tiesGoToTheFirstSubmittedThenTheID() {
-        let order = LeaseOrder(maxWait: 60)
-        let jobs = ["b": Standing(priority: 50, submitted: 1, remaining: 5), "a": Standing(priority: 50, submitted: 1, remaining: 5),
-                    "c": Standing(priority: 50, submitted: 0, remaining: 5)]
-        #expect(order.ranked(jobs, now: 2) == ["c", "a", "b"])
-        #expect(order.ranked(jobs, now: 200) == ["c", "a", "b"])
+        let jobs = [("b", 50, 1.0, 5.0), ("a", 50, 1, 5), ("c", 50, 0, 5)]
+        #expect(Self.rank(jobs, now: 2) == ["c", "a", "b"])
+        #expect(Self.rank(jobs, now: 200) == ["c", "a", "b"])
     }
 
     // MARK: The machine

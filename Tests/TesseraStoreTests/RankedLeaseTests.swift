@@ -9,13 +9,7 @@ import TesseraTesting
 /// PostgreSQL and the in-memory store answer alike.
 struct RankedLeaseTests {
     @Test func leasesFollowTheRankedJobsInTurn() throws {
-        let (postgres, _) = try TestDatabase.store()
-        defer { postgres.close() }
-        let expected = try Self.script(postgres) { try postgres.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) }
-        let database = InMemoryJobDatabase()
-        let memory = database.open()
-        defer { memory.close() }
-        let transcript = try Self.script(memory) { try database.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) }
+        let (expected, transcript) = try InMemoryStoreParityTests.onBothStores(Self.script)
         #expect(transcript == expected)
         // b before a whatever their priorities, each one's longest segment first; c not ranked, d another's.
         #expect(transcript == [
@@ -32,14 +26,7 @@ struct RankedLeaseTests {
         for worker in ["w1", "w2"] { try store.heartbeat(worker: worker, host: "h", capabilities: [:], key: nil) }
         for _ in 0..<3 { _ = try store.claimQueuedJob(coordinator: "c1", only: nil, outranking: false) }
         _ = try store.claimQueuedJob(coordinator: "c2", only: nil, outranking: false)
-        func plan(_ frames: [Int]) -> [PlannedSegment] {
-            var first = 0
-            return frames.enumerated().map { index, count in
-                defer { first += count }
-                return PlannedSegment(index: index, startPTS: Int64(first), endPTS: Int64(first + count), firstPacket: first,
-                                      lastPacket: first + count - 1, frameCount: count, preRollPackets: 0, entry: .idr)
-            }
-        }
+        let plan = InMemoryStoreParityTests.plan
         try store.addSegments(a, plan([10, 10, 30]), framePixels: 100, outputs: 1)
         try store.addSegments(b, plan([10, 20]), framePixels: 100, outputs: 1)
         try store.addSegments(c, plan([50]), framePixels: 100, outputs: 1)
