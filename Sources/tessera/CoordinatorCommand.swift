@@ -42,6 +42,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @OptionGroup var permissions: OutputModeOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
 
+    func validate() throws {
+        guard DurationText.seconds(maxWait) != nil else {
+            throw ValidationError("--max-wait must be a duration: seconds, 500ms, 10m, 1h or HH:MM:SS")
+        }
+    }
+
     func run() async throws {
         observability.bootstrap()
         EngineInfo.configureLogging(verbose: verbose)
@@ -76,10 +82,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard auditWait >= 0 else { throw ValidationError("--audit-wait must not be negative") }
         options.auditRate = audit
         options.auditWait = auditWait
-        guard let maxWaitSeconds = DurationText.seconds(maxWait) else {
-            throw ValidationError("--max-wait must be a duration: seconds, 500ms, 10m, 1h or HH:MM:SS")
-        }
-        options.maxWait = maxWaitSeconds
+        if let seconds = DurationText.seconds(maxWait) { options.maxWait = seconds }
         let coordinator = Coordinator(options: options, logger: logger)
         // The listener is listed first, so it stops last: it answers while the coordinator winds down.
         let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)
