@@ -46,6 +46,9 @@ extension Coordinator {
         public var auditRate = 0.0
         /// Seconds an audit waits with no worker of another key connected before the job goes on without it.
         public var auditWait = 5.0
+        /// Seconds after its submission past which a job leases before the jobs of its priority with less
+        /// work left (`LeaseOrder`): the bound on how long small jobs may keep a large one waiting.
+        public var maxWait = LeaseOrder.defaultMaxWait
 
         public init(bind: String, databaseURL: String, spool: URL, coordinatorID: String = "coordinator-\(ProcessInfo.processInfo.processIdentifier)") {
             self.bind = bind
@@ -64,6 +67,7 @@ extension Coordinator {
         configuration.sendWindowBytes = options.sendWindowBytes
         configuration.benchmark = options.benchmark
         configuration.takeoverAfter = options.takeoverAfter
+        configuration.maxWait = options.maxWait
         // A coordinator for one job (`tessera transcode`) takes over no one else's.
         configuration.adoptsOrphans = options.onlyJob == nil
         return configuration

@@ -52,7 +52,8 @@ extension CoordinatorLoop {
         switch event {
         case .ready(let id, var plan, let outstanding):
             machine.backgroundEnded(id)
-            auditRates[id] = (try? store.job(id))?.spec.audit
+            let record = try? store.job(id)
+            auditRates[id] = record?.spec.audit
             // An audited job's encodes must repeat on any worker alike, threads or not.
             plan.repeatable = (auditRates[id] ?? coordinator.options.auditRate) > 0
             do {
@@ -61,7 +62,8 @@ extension CoordinatorLoop {
                 loaded[id] = LoadedJob(plan: plan, reader: try SegmentReader(plan: plan), segments: segments)
                 spooler.take(id)
                 machine.jobLoaded(id, segments: Set(segments.keys), outstanding: outstanding,
-                                  payloadBytes: videoBytes / max(segments.count, 1), pass: plan.pass)
+                                  payloadBytes: videoBytes / max(segments.count, 1), pass: plan.pass,
+                                  standing: Self.standing(record, plan: plan, now: Stopwatch.now))
             } catch {
                 try? store.setState(id, to: .failed, error: error.description)
             }
@@ -83,6 +85,24 @@ extension CoordinatorLoop {
             if (try? store.job(id).state) == .stitching { try store.setState(id, to: .encoding) }
             try stall(id, fault)
         }
+    }
+
+    /// A loaded job's place in the lease order: its priority, when it was submitted (the store's time,
+    /// on the machine's clock `now`), and each segment's frames times its output pixels.
+    static func standing(_ record: JobRecord?, plan: JobPlan, now: Double) -> CoordinatorStateMachine.Standing {
+        let pixels = Double(plan.framePixels)
+        let waited = record.flatMap { Self.timestamp($0.createdAt) }.map { max(0, Date().timeIntervalSince($0)) } ?? 0
+        return .init(priority: record?.priority ?? JobStore.defaultPriority, submitted: now - waited,
+                     work: Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, Double($0.frameCount) * pixels) }))
+    }
+
+    /// A store timestamp (ISO 8601 in UTC, with or without milliseconds).
+    static func timestamp(_ text: String) -> Date? {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = format.date(from: text) { return date }
+        format.formatOptions = [.withInternetDateTime]
+        return format.date(from: text)
     }
 
     /// Forgets a job that ended: its encodes stop, its late results are dropped, its spool goes. With
@@ -108,7 +128,7 @@ extension CoordinatorLoop {
         // Audit tasks first: a job waits on them.
         try dispatchAudits()
         guard case .lease(let slots, let jobs) = machine.dispatch(heldBytes: heldBytes) else { return }
-        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, jobs: jobs, attemptLimit: options.attemptLimit,
+        let leases = try store.lease(slots: slots, seconds: options.leaseSeconds, ranked: jobs, attemptLimit: options.attemptLimit,
                                      coordinator: options.coordinatorID)
         let rows = leases.map { (worker: $0.worker, segment: SegmentRef(jobID: $0.lease.jobID, index: $0.lease.index),
                                  attempts: $0.lease.attempts, token: $0.lease.token) }

@@ -38,6 +38,8 @@ struct CoordinatorStateMachine {
         var takeoverAfter: Double = 15
         /// Whether this coordinator takes over silent coordinators' jobs (one for a single job does not).
         var adoptsOrphans = true
+        /// Seconds after its submission past which a job leases before the jobs of its priority with less work left.
+        var maxWait = LeaseOrder.defaultMaxWait
 
         /// Silence after which a worker is dead and its leases return.
         var silence: Double { heartbeatInterval * Double(liveness) }
@@ -73,6 +75,23 @@ struct CoordinatorStateMachine {
         var stalled = false
         /// Which pass its segments encode: once all are done, a first pass of two allocates the second.
         var pass = Pass.only
+        /// What the lease order ranks it by: its priority, when it was submitted, and each segment's work.
+        var standing = Standing()
+
+        /// Pixels left to encode: its outstanding segments, and a first pass's second pass.
+        var remaining: Double {
+            let outstandingWork = outstanding.reduce(0) { $0 + (standing.work[$1] ?? 0) }
+            return outstandingWork + (pass == .first ? standing.work.values.reduce(0, +) : 0)
+        }
+    }
+
+    /// A job's place in the lease order, as loaded (the store's priority and submission time, the plan's work).
+    struct Standing: Equatable {
+        var priority = 0
+        /// When it was submitted, on the machine's clock (before it started: negative).
+        var submitted = 0.0
+        /// Pixels to encode in each segment (frames × output pixels).
+        var work: [Int: Double] = [:]
     }
 
     enum Pass: Equatable {
@@ -100,7 +119,7 @@ struct CoordinatorStateMachine {
 
     enum DispatchAction: Equatable {
         case none
-        /// Lease one segment per entry (worker ids, interleaved) from these jobs.
+        /// Lease one segment per entry (worker ids, interleaved) from these jobs, filled in this order.
         case lease(slots: [String], jobs: [String])
     }
 
@@ -161,6 +180,8 @@ struct CoordinatorStateMachine {
     private var nextBeat: Double, nextSweep: Double, nextReap: Double, nextNotifications: Double
     private var nextPresence: Double, nextAdoption: Double, nextFaults: Double
     private var lastSweep = -Double.infinity
+    /// The time of the last tick: the lease order's clock.
+    private var clock: Double
     /// When the store's current session began (its connection was last made again).
     private var storeSessionStarted: Double
 
@@ -177,6 +198,7 @@ struct CoordinatorStateMachine {
         nextAdoption = now + min(2, configuration.takeoverAfter / 4)
         nextFaults = now
         storeSessionStarted = now
+        clock = now
     }
 
     /// How long the loop may wait for a message before a duty is due.
@@ -408,8 +430,9 @@ struct CoordinatorStateMachine {
     }
 
     /// A job's plan is loaded: its segments may be leased.
-    mutating func jobLoaded(_ job: String, segments: Set<Int>, outstanding: Set<Int>, payloadBytes: Int, pass: Pass = .only) {
-        jobs[job] = Job(segments: segments, outstanding: outstanding, payloadBytes: max(payloadBytes, 1), pass: pass)
+    mutating func jobLoaded(_ job: String, segments: Set<Int>, outstanding: Set<Int>, payloadBytes: Int, pass: Pass = .only,
+                            standing: Standing = Standing()) {
+        jobs[job] = Job(segments: segments, outstanding: outstanding, payloadBytes: max(payloadBytes, 1), pass: pass, standing: standing)
         pending = .unknown
         dispatchDue = true
     }
@@ -497,6 +520,7 @@ struct CoordinatorStateMachine {
     /// The duties due at `now`. Silent workers are forgotten here.
     mutating func tick(now: Double) -> Duties {
         var duties = Duties()
+        clock = max(clock, now)
         if now >= nextBeat {
             nextBeat = now + configuration.heartbeatInterval
             for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
@@ -562,7 +586,8 @@ struct CoordinatorStateMachine {
 
     /// What to lease for the free slots, with `heldBytes` payload bytes still held by libzmq for the
     /// connected workers. One statement for every free slot; the slots interleave the workers so that
-    /// a short queue is shared among them, and stop at what the send window takes.
+    /// a short queue is shared among them, and stop at what the send window takes. The jobs come in the
+    /// lease order (`leaseOrder`): the statement fills the first one's pending segments before the next.
     mutating func dispatch(heldBytes: Int) -> DispatchAction {
         guard dispatchDue else { return .none }
         dispatchDue = false
@@ -584,9 +609,16 @@ struct CoordinatorStateMachine {
             dispatchDue = true
             guard !slots.isEmpty else { return .none }
         }
-        let open = jobs.filter { !$0.value.stalled }.keys.sorted()
+        let open = leaseOrder.filter { jobs[$0]?.stalled == false }
         guard !open.isEmpty else { return .none }
         return .lease(slots: slots, jobs: open)
+    }
+
+    /// The loaded jobs in the order their segments are leased (`LeaseOrder`), at the last tick's time.
+    var leaseOrder: [String] {
+        LeaseOrder(maxWait: configuration.maxWait).ranked(jobs.mapValues {
+            LeaseOrder.Standing(priority: $0.standing.priority, submitted: $0.standing.submitted, remaining: $0.remaining)
+        }, now: clock)
     }
 
     /// What the lease statement returned for `asked` slots: each lease is sent, or handed back when its

@@ -60,6 +60,8 @@ public protocol CoordinatorStore: AnyObject {
     func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError)
     func lease(slots: [String], seconds: Double, jobs: [String]?, attemptLimit: Int,
                coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)]
+    func lease(slots: [String], seconds: Double, ranked: [String], attemptLimit: Int,
+               coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)]
     func leases(worker: String, coordinator: String?) throws(StoreError) -> [Lease]
     func leaseHolders(coordinator: String?) throws(StoreError) -> [String]
     func renewAll(worker: String, seconds: Double, coordinator: String?) throws(StoreError)

@@ -356,16 +356,59 @@ public final class JobStore {
                     row_number() OVER (ORDER BY priority DESC, place, created_at, seconds DESC NULLS LAST, frame_count DESC, index) AS slot
                 FROM picked
             )
-            UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],
-                lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision),
-                lease_token = replace(gen_random_uuid()::text, '-', '')
-            FROM numbered
-            WHERE s.job_id = numbered.job_id AND s.index = numbered.index
-            RETURNING numbered.slot, s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count,
-                s.attempts, s.lease_token
+            \(Self.leaseUpdate)
             """, [Self.array(slots), String(seconds), String(slots.count), jobs.map(Self.array), String(attemptLimit), coordinator])
-        // RETURNING follows the update's own order, not the slots': put the leases back in slot order.
-        return rows.all.sorted { ($0.int("slot") ?? 0) < ($1.int("slot") ?? 0) }.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
+        return Self.inSlotOrder(rows)
+    }
+
+    /// Leases one pending segment of an encoding job for each entry of `slots`, as `lease(slots:jobs:)` does,
+    /// in the coordinator's order (`LeaseOrder`): the jobs of `ranked` in turn, each one's pending segments
+    /// before the next job's, longest first within a job (by the seconds a segment's last encode took when it
+    /// has one, else by its frames). The order across jobs is decided in Swift; the statement only follows it.
+    public func lease(slots: [String], seconds: Double, ranked: [String], attemptLimit: Int = Int(Int32.max),
+                      coordinator: String? = nil) throws(StoreError) -> [(worker: String, lease: Lease)] {
+        guard !slots.isEmpty, !ranked.isEmpty else { return [] }
+        // As in `lease(slots:jobs:)`: candidates ranked unlocked (the first 2 × slots of each job, by the
+        // pending index), then locked in that order, skipping rows others hold. `turn` is the job's place in `ranked`.
+        let rows = try run("leasing segments in order", """
+            WITH ranked AS MATERIALIZED (
+                SELECT c.job_id, c.index, o.turn, c.seconds, c.frame_count
+                FROM unnest($4::uuid[]) WITH ORDINALITY AS o(id, turn)
+                JOIN jobs j ON j.id = o.id AND j.state = 'encoding' AND ($6::text IS NULL OR j.coordinator = $6)
+                CROSS JOIN LATERAL (
+                    SELECT job_id, index, encode_seconds AS seconds, frame_count FROM segments
+                    WHERE job_id = o.id AND state = 'pending' AND attempts < $5
+                    ORDER BY encode_seconds DESC NULLS LAST, frame_count DESC, index LIMIT 2 * $3::int
+                ) c
+            ), picked AS (
+                SELECT s2.job_id, s2.index, r.turn, r.seconds, r.frame_count
+                FROM segments s2 JOIN ranked r ON r.job_id = s2.job_id AND r.index = s2.index
+                WHERE s2.state = 'pending' AND s2.attempts < $5
+                ORDER BY r.turn, r.seconds DESC NULLS LAST, r.frame_count DESC, r.index
+                LIMIT $3 FOR UPDATE OF s2 SKIP LOCKED
+            ), numbered AS (
+                SELECT job_id, index, row_number() OVER (ORDER BY turn, seconds DESC NULLS LAST, frame_count DESC, index) AS slot
+                FROM picked
+            )
+            \(Self.leaseUpdate)
+            """, [Self.array(slots), String(seconds), String(slots.count), Self.array(ranked), String(attemptLimit), coordinator])
+        return Self.inSlotOrder(rows)
+    }
+
+    /// The end of both lease statements: the segments of `numbered` (a slot each) leased to `$1[slot]` for `$2` seconds.
+    static let leaseUpdate = """
+        UPDATE segments s SET state = 'leased', worker_id = ($1::text[])[numbered.slot],
+            lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision),
+            lease_token = replace(gen_random_uuid()::text, '-', '')
+        FROM numbered
+        WHERE s.job_id = numbered.job_id AND s.index = numbered.index
+        RETURNING numbered.slot, s.worker_id, s.job_id::text AS job_id, s.index, s.start_pts, s.end_pts, s.frame_count,
+            s.attempts, s.lease_token
+        """
+
+    /// RETURNING follows the update's own order, not the slots': the leases back in slot order.
+    static func inSlotOrder(_ rows: PGRows) -> [(worker: String, lease: Lease)] {
+        rows.all.sorted { ($0.int("slot") ?? 0) < ($1.int("slot") ?? 0) }.map { (worker: $0.string("worker_id"), lease: Lease($0)) }
     }
 
     /// A finished segment to record with `complete(_:)`.

@@ -217,27 +217,47 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
     /// job holds plus its rank in the job (longest first), then the oldest job.
     public func lease(slots: [String], seconds: Double, jobs: [String]?, attemptLimit: Int,
                       coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)] {
+        try lease(slots: slots, seconds: seconds, attemptLimit: attemptLimit, coordinator: coordinator,
+                  including: { jobs == nil || jobs?.contains($0) == true }) { a, b in
+            (b.job.priority, a.place, a.job.created, b.seconds ?? -1, b.frames, a.index)
+                < (a.job.priority, b.place, b.job.created, a.seconds ?? -1, a.frames, b.index)
+        }
+    }
+
+    /// The order of `JobStore.lease(slots:ranked:)`: the jobs of `ranked` in turn, longest segments first within one.
+    public func lease(slots: [String], seconds: Double, ranked: [String], attemptLimit: Int,
+                      coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)] {
+        let turns = Dictionary(ranked.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        return try lease(slots: slots, seconds: seconds, attemptLimit: attemptLimit, coordinator: coordinator,
+                         including: { turns[$0] != nil }) { a, b in
+            (turns[a.job.id] ?? 0, b.seconds ?? -1, b.frames, a.index) < (turns[b.job.id] ?? 0, a.seconds ?? -1, a.frames, b.index)
+        }
+    }
+
+    /// A pending segment that may be leased: its job, its place (the leases its job holds plus its rank in the job,
+    /// longest first), its last encode's seconds and its frames.
+    struct LeaseCandidate { var job: JobRow, index: Int, place: Int, seconds: Double?, frames: Int }
+
+    /// Leases one candidate per slot, of the encoding jobs `including` takes, in the order `precedes` gives.
+    private func lease(slots: [String], seconds: Double, attemptLimit: Int, coordinator: String?, including: (String) -> Bool,
+                       precedes: (LeaseCandidate, LeaseCandidate) -> Bool) throws(StoreError) -> [(worker: String, lease: Lease)] {
         guard !slots.isEmpty else { return [] }
         return try transaction { t throws(StoreError) in
             // A lease names a registered worker (the foreign key).
             if let unknown = slots.first(where: { t.workerKeys[$0] == nil }) { throw StoreError("leasing segments: no worker \(unknown)") }
-            struct Candidate { var job: JobRow, index: Int, place: Int, seconds: Double?, frames: Int }
-            var candidates: [Candidate] = []
-            for job in t.held(by: coordinator) where job.state == .encoding && (jobs == nil || jobs?.contains(job.id) == true) {
+            var candidates: [LeaseCandidate] = []
+            for job in t.held(by: coordinator) where job.state == .encoding && including(job.id) {
                 let rows = t.segments[job.id] ?? [:]
                 let holding = rows.values.filter { $0.state == .leased }.count
                 let pending = rows.values.filter { $0.state == .pending && $0.attempts < attemptLimit }.sorted {
                     ($0.encodeSeconds ?? -1, $0.plan.frameCount, -$0.plan.index) > ($1.encodeSeconds ?? -1, $1.plan.frameCount, -$1.plan.index)
                 }
                 for (rank, row) in pending.enumerated() {
-                    candidates.append(Candidate(job: job, index: row.plan.index, place: holding + rank + 1, seconds: row.encodeSeconds,
-                                                frames: row.plan.frameCount))
+                    candidates.append(LeaseCandidate(job: job, index: row.plan.index, place: holding + rank + 1, seconds: row.encodeSeconds,
+                                                     frames: row.plan.frameCount))
                 }
             }
-            candidates.sort {
-                ($1.job.priority, $0.place, $0.job.created, $1.seconds ?? -1, $1.frames, $0.index)
-                    < ($0.job.priority, $1.place, $1.job.created, $0.seconds ?? -1, $0.frames, $1.index)
-            }
+            candidates.sort(by: precedes)
             var leased: [(worker: String, lease: Lease)] = []
             for (worker, candidate) in zip(slots, candidates) {
                 try t.move(candidate.job.id, candidate.index, to: .leased) {

@@ -36,9 +36,17 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var audit: Double = 0.05
     @Option(help: "Seconds an audit waits with no worker of another key connected before its job goes on unaudited.")
     var auditWait: Double = 5
+    @Option(help: ArgumentHelp("How long a job may wait after its submission before it is served ahead of the jobs of its priority with less work left (seconds, 500ms, 10m, 1h or HH:MM:SS).", valueName: "duration"))
+    var maxWait: String = "10m"
     @OptionGroup var observability: ObservabilityOptions
     @OptionGroup var permissions: OutputModeOptions
     @Flag(name: .shortAndLong, help: "Log details to stderr.") var verbose = false
+
+    func validate() throws {
+        guard DurationText.seconds(maxWait) != nil else {
+            throw ValidationError("--max-wait must be a duration: seconds, 500ms, 10m, 1h or HH:MM:SS")
+        }
+    }
 
     func run() async throws {
         observability.bootstrap()
@@ -74,6 +82,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard auditWait >= 0 else { throw ValidationError("--audit-wait must not be negative") }
         options.auditRate = audit
         options.auditWait = auditWait
+        if let seconds = DurationText.seconds(maxWait) { options.maxWait = seconds }
         let coordinator = Coordinator(options: options, logger: logger)
         // The listener is listed first, so it stops last: it answers while the coordinator winds down.
         let listener: (any Service)? = observability.server(.coordinator(coordinator), logger: logger)

@@ -123,4 +123,12 @@ import TesseraTestSupport
         #expect(refused.status == ExitCode.validationFailure.rawValue)
         #expect(refused.line.contains(args[0]), "\(args): \(refused.line)")
     }
+
+    @Test func theCoordinatorTakesMaxWaitAsADuration() throws {
+        #expect(Self.refusal(["coordinator", "--insecure", "--max-wait", "1:30:00"]) == nil)
+        #expect(Self.refusal(["coordinator", "--insecure", "--max-wait", "90s"]) == nil)
+        let refused = try #require(Self.refusal(["coordinator", "--insecure", "--max-wait", "soon"]))
+        #expect(refused.status == ExitCode.validationFailure.rawValue)
+        #expect(refused.line.contains("--max-wait"), "\(refused.line)")
+    }
 }

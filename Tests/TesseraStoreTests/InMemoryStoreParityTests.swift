@@ -8,19 +8,36 @@ import TesseraTesting
 /// database and on `InMemoryJobDatabase`, gives the same transcript.
 struct InMemoryStoreParityTests {
     @Test func answersAsPostgreSQLDoes() throws {
-        let (postgres, _) = try TestDatabase.store()
-        defer { postgres.close() }
-        let expected = try Self.script(postgres) { try postgres.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) }
-        let database = InMemoryJobDatabase()
-        let memory = database.open()
-        defer { memory.close() }
-        let transcript = try Self.script(memory) { try database.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) }
+        let (expected, transcript) = try Self.onBothStores(Self.script)
         #expect(transcript == expected)
         // Not the same mistake twice: a few answers as the store's rules have them.
         #expect(transcript.first == "claim c1: c")
         #expect(transcript.contains("lease c1: w1 c#2 a0, w2 c#1 a0, w1 c#0 a0"))
         #expect(transcript.contains("complete twice: [0]"))
         #expect(transcript.contains("reap: returned a#0 a2, a#1 a2, c#0 a1, c#1 a2; failed a, c"))
+    }
+
+    /// `script`'s transcript on a fresh PostgreSQL database and on `InMemoryJobDatabase`, whose jobs
+    /// `submit(priority, assigned coordinator)` queues.
+    static func onBothStores(_ script: (any CoordinatorStore, (Int, String?) throws -> String) throws -> [String]) throws
+        -> (postgres: [String], memory: [String]) {
+        let (postgres, _) = try TestDatabase.store()
+        defer { postgres.close() }
+        let expected = try script(postgres) { try postgres.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) }
+        let database = InMemoryJobDatabase()
+        let memory = database.open()
+        defer { memory.close() }
+        return (expected, try script(memory) { try database.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: $1, priority: $0) })
+    }
+
+    /// Segments of `frames` each, back to back from frame 0, each starting at an IDR.
+    static func plan(_ frames: [Int]) -> [PlannedSegment] {
+        var first = 0
+        return frames.enumerated().map { index, count in
+            defer { first += count }
+            return PlannedSegment(index: index, startPTS: Int64(first), endPTS: Int64(first + count), firstPacket: first,
+                                  lastPacket: first + count - 1, frameCount: count, preRollPackets: 0, entry: .idr)
+        }
     }
 
     /// Runs the coordinator's calls on `store`, whose jobs `submit(priority, assigned coordinator)` queues; returns
@@ -42,14 +59,7 @@ struct InMemoryStoreParityTests {
             let seen = try store.waitForJobChanges(timeout: 0.5) + store.waitForJobChanges(timeout: 0.1)
             return Set(seen.map { "\(name($0.id)) \($0.state?.rawValue ?? "-")" }).sorted().joined(separator: ", ")
         }
-        func plan(_ frames: [Int]) -> [PlannedSegment] {
-            var first = 0
-            return frames.enumerated().map { index, count in
-                defer { first += count }
-                return PlannedSegment(index: index, startPTS: Int64(first), endPTS: Int64(first + count), firstPacket: first,
-                                      lastPacket: first + count - 1, frameCount: count, preRollPackets: 0, entry: .idr)
-            }
-        }
+        let plan = Self.plan
         func leased(_ leases: [(worker: String, lease: Lease)]) -> String {
             leases.map { "\($0.worker) \(name($0.lease.jobID))#\($0.lease.index) a\($0.lease.attempts)" }.joined(separator: ", ")
         }
