@@ -11,6 +11,11 @@ public enum SegmentEncoder {
     public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings,
                                      pass: PassInput? = nil, statsPath: String? = nil, sceneCuts: Bool? = nil,
                                      rung: Bool = false) -> VideoEncoderConfig {
+        switch settings.videoCodec {
+        case .h264: break
+        case .hevc: return hevcConfig(output, settings, pass: pass, sceneCuts: sceneCuts)
+        case .av1: return av1Config(output, settings, pass: pass)
+        }
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         config.threads = Int32(settings.threads)
@@ -57,7 +62,7 @@ public enum SegmentEncoder {
         do {
             return try Encoder(video: encoderConfig(output, settings)).extradata
         } catch {
-            throw TesseraError(.settings, "encoder", "libx264 refused the job's settings (\(error))")
+            throw TesseraError(.settings, "encoder", "\(settings.videoCodec.encoderName) refused the job's settings (\(error))")
         }
     }
 
