@@ -57,8 +57,10 @@ import TesseraTestSupport
     /// A rotated, odd-sized source: upright and even in both codecs.
     @Test(arguments: [VideoCodec.hevc, .av1])
     func rotatedOddSizedSource(_ codec: VideoCodec) throws {
-        let source = try Fixtures.media("odd-rotated.mp4", ["-f", "lavfi", "-i", "testsrc2=size=241x179:rate=25", "-t", "4", "-c:v", "libx264",
-                                                           "-preset", "veryfast", "-g", "25", "-metadata:s:v:0", "rotate=90"])
+        // 4:4:4 keeps the odd size; the rotation goes on by stream copy (an encode drops it).
+        let odd = try Fixtures.media("odd.mp4", Fixtures.lavfi.prefix(4) + ["-t", "4", "-vf", "scale=241:179", "-c:v", "libx264",
+                                                                            "-pix_fmt", "yuv444p", "-preset", "veryfast", "-g", "25"])
+        let source = try Fixtures.media("odd-rotated.mp4", ["-i", odd, "-c", "copy", "-metadata:s:v:0", "rotate=90"])
         let output = Fixtures.output("odd-rotated-\(codec.rawValue).mp4")
         defer { try? FileManager.default.removeItem(atPath: output) }
         let report = try LocalTranscoder().transcode(input: source, output: output, options: Self.options(codec))
