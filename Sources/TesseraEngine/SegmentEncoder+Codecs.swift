@@ -2,13 +2,9 @@ import FFmpegKit
 import TesseraCore
 
 extension SegmentEncoder {
-    /// libx265 from the frozen settings: closed GOPs whose keyframes are IDRs (x265 makes CRA pictures by default
-    /// and a forced I picture is no IDR without `forced-idr`), so that every segment starts decodable.
-    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?,
-                           sceneCuts: Bool?) -> VideoEncoderConfig {
-        var config = VideoEncoderConfig(codecName: "libx265", format: output, gopSize: Int32(settings.keyint),
-                                        maxBFrames: Int32(settings.effectiveBFrames))
-        var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
+    /// The bitrate (a pass's own, else the job's) or the CRF, and the VBV: libx264's and libx265's wrappers take them alike.
+    static func setRateControl(_ config: inout VideoEncoderConfig, _ options: inout [(String, String)], _ settings: EncoderSettings,
+                               pass: PassInput?) {
         if let bitrate = pass?.bitrate ?? settings.bitrate {
             config.bitRate = Int64(bitrate)
         } else if let crf = settings.crf {
@@ -18,6 +14,16 @@ extension SegmentEncoder {
             config.maxRate = Int64(maxrate)
             config.bufferSize = Int32(clamping: bufsize)
         }
+    }
+
+    /// libx265 from the frozen settings: closed GOPs whose keyframes are IDRs (x265 makes CRA pictures by default
+    /// and a forced I picture is no IDR without `forced-idr`), so that every segment starts decodable.
+    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?,
+                           sceneCuts: Bool?) -> VideoEncoderConfig {
+        var config = VideoEncoderConfig(codecName: "libx265", format: output, gopSize: Int32(settings.keyint),
+                                        maxBFrames: Int32(settings.effectiveBFrames))
+        var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
+        setRateControl(&config, &options, settings, pass: pass)
         // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it.
         var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "log-level=error"]
         if let level = settings.level { params.append("level-idc=\(level)") }

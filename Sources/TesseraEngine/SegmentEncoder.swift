@@ -21,15 +21,7 @@ public enum SegmentEncoder {
         config.threads = Int32(settings.threads)
         if let level = settings.level, let idc = H264Level.named(level)?.idc { config.level = Int32(idc) }
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile)]
-        if let bitrate = pass?.bitrate ?? settings.bitrate {
-            config.bitRate = Int64(bitrate)
-        } else if let crf = settings.crf {
-            options.append(("crf", String(crf)))
-        }
-        if let maxrate = settings.maxrate, let bufsize = settings.bufsize {
-            config.maxRate = Int64(maxrate)
-            config.bufferSize = Int32(clamping: bufsize)
-        }
+        setRateControl(&config, &options, settings, pass: pass)
         // Closed GOP and a pinned pic_init_qp, so that every segment's PPS is the same.
         var params = "open-gop=0:stitchable=1"
         // A segment starting at an extra cut makes no IDR of its own (`JobPlan.sceneCuts(of:)`).
