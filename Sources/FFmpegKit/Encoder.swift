@@ -1,5 +1,6 @@
 import CFFmpeg
 import CTesseraShim
+import Glibc
 import TesseraCore
 
 /// How to set up a video encoder: the AVCodecContext fields and the codec's private options.
@@ -53,6 +54,7 @@ public final class Encoder: CodecContext {
             throw FFmpegError("encoder \(config.codecName) is not available in this FFmpeg build", call: "avcodec_find_encoder_by_name")
         }
         timeBase = config.format.timeBase
+        if config.codecName == "libsvtav1" { Self.quietSVT }
         try super.init(codec: codec)
         let f = config.format
         let ctx = context
@@ -106,6 +108,10 @@ public final class Encoder: CodecContext {
         if config.globalHeader { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         try open(codec, options: [])
     }
+
+    /// SVT-AV1 prints its configuration at info level to stderr for every encoder: warnings and errors only, unless
+    /// SVT_LOG says otherwise. SVT-AV1 reads it when its first encoder opens; set once, before that.
+    private static let quietSVT: Void = { setenv("SVT_LOG", "2", 0) }()
 
     /// Whether the encoder was given a frame, and told the end of its frames.
     private var fed = false
