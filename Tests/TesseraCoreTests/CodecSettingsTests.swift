@@ -65,6 +65,12 @@ struct CodecSettingsTests {
         #expect(stored == settings)
     }
 
+    @Test func ffmpegsEncoderNamesPointToTheCodec() {
+        #expect(FFmpegHabits.hint(for: "-c:v", value: "libx265", command: "transcode") == "use --codec hevc")
+        #expect(FFmpegHabits.hint(for: "-c:v", value: "libsvtav1", command: "transcode") == "use --codec av1")
+        #expect(FFmpegHabits.hint(for: "-vcodec", value: "libvpx-vp9", command: "transcode") == "use --codec h264, --codec hevc or --codec av1")
+    }
+
     @Test func av1StartsOnlyOnAShownKeyFrameWithItsSequenceHeader() {
         // OBU headers with sizes: temporal delimiter, sequence header (payload elided), frame with a first byte.
         func unit(sequenceHeader: Bool, frameByte: UInt8) -> [UInt8] {
