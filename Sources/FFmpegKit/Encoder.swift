@@ -1,5 +1,6 @@
 import CFFmpeg
 import CTesseraShim
+import Glibc
 import TesseraCore
 
 /// How to set up a video encoder: the AVCodecContext fields and the codec's private options.
@@ -53,6 +54,7 @@ public final class Encoder: CodecContext {
             throw FFmpegError("encoder \(config.codecName) is not available in this FFmpeg build", call: "avcodec_find_encoder_by_name")
         }
         timeBase = config.format.timeBase
+        if config.codecName == "libsvtav1" { Self.quietSVT }
         try super.init(codec: codec)
         let f = config.format
         let ctx = context
@@ -107,9 +109,34 @@ public final class Encoder: CodecContext {
         try open(codec, options: [])
     }
 
+    /// SVT-AV1 prints its configuration at info level to stderr for every encoder: warnings and errors only, unless
+    /// SVT_LOG says otherwise. SVT-AV1 reads it when its first encoder opens; set once, before that.
+    private static let quietSVT: Void = { setenv("SVT_LOG", "2", 0) }()
+
+    /// Whether the encoder was given a frame, and told the end of its frames.
+    private var fed = false
+    private var flushed = false
+
+    /// SVT-AV1 never returns from freeing an encoder that was not told the end ("deinit called without sending
+    /// EOS"), nor from being told the end before any frame: an encoder closed early (headers only, or an error
+    /// mid-segment) is given a grey frame if it had none, told the end, and its packets taken.
+    deinit {
+        guard codecName == "libsvtav1", !flushed else { return }
+        let ctx = context.pointee
+        if !fed, let name = av_get_pix_fmt_name(ctx.pix_fmt),
+           let grey = try? Frame.midGrey(width: Int(ctx.width), height: Int(ctx.height), pixelFormat: String(cString: name)) {
+            grey.pts = 0
+            _ = try? send(grey)
+        }
+        guard fed, (try? send(nil)) != nil else { return }
+        let packet = Packet()
+        while (try? receive(packet)) == .ready { packet.unref() }
+    }
+
     /// Sends a frame; nil flushes (drains) the encoder.
     public func send(_ frame: Frame?) throws(FFmpegError) -> CodecStatus {
-        try Self.status(avcodec_send_frame(context, frame?.raw), "avcodec_send_frame(\(codecName))")
+        if frame == nil { flushed = true } else { fed = true }
+        return try Self.status(avcodec_send_frame(context, frame?.raw), "avcodec_send_frame(\(codecName))")
     }
 
     public func receive(_ packet: Packet) throws(FFmpegError) -> CodecStatus {

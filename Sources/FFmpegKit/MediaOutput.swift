@@ -58,7 +58,8 @@ public final class MediaOutput {
     public func addStream(parameters: CodecParameters, timeBase: Rational, frameRate: Rational?) throws(FFmpegError) -> Int {
         let stream = try newStream()
         try parameters.apply(to: stream.pointee.codecpar)
-        stream.pointee.codecpar.pointee.codec_tag = 0
+        // Only a tag the muxer must write (HEVC's `hvc1`); a source's tag may not suit MP4.
+        if parameters.codecName != "hevc" { stream.pointee.codecpar.pointee.codec_tag = 0 }
         stream.pointee.time_base = AVRational(timeBase)
         if let frameRate, frameRate.isValid { stream.pointee.avg_frame_rate = AVRational(frameRate) }
         return Int(stream.pointee.index)

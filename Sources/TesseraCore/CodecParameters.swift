@@ -104,3 +104,11 @@ extension VideoOutputFormat {
         return max(1, Int64(ticks.rounded()))
     }
 }
+
+extension CodecParameters {
+    /// A four-character code as libavformat stores a codec tag (FFmpeg's `MKTAG`, first character lowest).
+    public static func tag(_ text: StaticString) -> UInt32 {
+        precondition(text.utf8CodeUnitCount == 4, "a four-character code has four characters")
+        return text.withUTF8Buffer { $0.reversed().reduce(0) { $0 << 8 | UInt32($1) } }
+    }
+}

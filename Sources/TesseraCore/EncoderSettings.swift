@@ -4,7 +4,9 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
     public static let profiles = ["baseline", "main", "high", "high10"]
 
-    /// x264 speed preset.
+    /// The codec; nil is H.264 (so that the settings of H.264 jobs, and their digests, read as before).
+    public var codec: VideoCodec?
+    /// The encoder's speed preset: x264's and x265's names, SVT-AV1's numbers.
     public var preset: String
     /// Constant quality; used when `bitrate` is nil.
     public var crf: Double?
@@ -45,15 +47,26 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         self.passes = passes
     }
 
+    /// The codec the settings encode.
+    public var videoCodec: VideoCodec { codec ?? .h264 }
+
     /// Checks the values a user can get wrong; the message names the option.
     public func validate() throws(SettingsError) {
-        guard Self.presets.contains(preset) else {
-            throw SettingsError("unknown --preset '\(preset)' (use one of \(Self.presets.joined(separator: ", ")))")
+        let codec = videoCodec
+        let of = codec == .h264 ? "" : " for \(codec.displayName)"
+        guard codec.presets.contains(preset) else {
+            throw SettingsError("unknown --preset '\(preset)'\(of) (use one of \(codec.presets.joined(separator: ", ")))")
         }
-        guard Self.profiles.contains(profile) else {
-            throw SettingsError("unknown --profile '\(profile)' (use one of \(Self.profiles.joined(separator: ", ")))")
+        guard codec.profiles.contains(profile) else {
+            throw SettingsError("unknown --profile '\(profile)'\(of) (use one of \(codec.profiles.joined(separator: ", ")))")
         }
-        if let crf, !(0...51).contains(crf) { throw SettingsError("--crf must be between 0 and 51, not \(crf)") }
+        if let crf, !codec.crfRange.contains(crf) || (codec == .av1 && crf != crf.rounded()) {
+            let range = codec.crfRange
+            throw SettingsError("--crf must be \(codec == .av1 ? "a whole number " : "")between \(Int(range.lowerBound)) and \(Int(range.upperBound))\(of), not \(crf)")
+        }
+        if let option = codec.unsupported(bframes: false, level: level != nil, vbv: maxrate != nil || bufsize != nil, passes: passes) {
+            throw SettingsError("\(option) does not apply to \(codec.displayName)")
+        }
         if let bitrate, bitrate <= 0 { throw SettingsError("--bitrate must be positive") }
         if let maxrate, maxrate <= 0 { throw SettingsError("--maxrate must be positive") }
         if let bufsize, bufsize <= 0 { throw SettingsError("--bufsize must be positive") }
@@ -68,7 +81,10 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
         if passes == 2, let maxrate, let bitrate, maxrate <= bitrate {
             throw SettingsError("--passes 2 does not apply to CBR (--maxrate equal to --bitrate)")
         }
-        if let level, H264Level.named(level) == nil {
+        if codec == .hevc, let level, !VideoCodec.hevcLevels.contains(level) {
+            throw SettingsError("unknown --level '\(level)' for HEVC (use one of \(VideoCodec.hevcLevels.joined(separator: ", ")))")
+        }
+        if codec == .h264, let level, H264Level.named(level) == nil {
             throw SettingsError("unknown --level '\(level)' (use one of \(H264Level.table.map(\.name).joined(separator: ", ")))")
         }
     }
@@ -77,14 +93,21 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var twoPass: Bool { bitrate != nil && passes == 2 }
 
     /// Whether the profile stores 10 bits a sample.
-    public var tenBit: Bool { profile == "high10" }
+    public var tenBit: Bool { profile == "high10" || profile == "main10" }
 
-    /// B-frames the profile allows.
-    public var effectiveBFrames: Int { profile == "baseline" ? 0 : bframes }
+    /// B-frames the profile allows (SVT-AV1 takes no count: its mini-GOPs are hierarchical).
+    public var effectiveBFrames: Int { profile == "baseline" || videoCodec == .av1 ? 0 : bframes }
 
     /// Frames x264 looks ahead for its decisions with these settings: rc-lookahead for MB-tree from
     /// veryfast up; at ultrafast and superfast (no MB-tree) enough for one mini-GOP's B-frame placement.
+    /// x265 (its rc-lookahead per preset) and SVT-AV1 (no run-out, see `RunOut`) differ.
     public var lookaheadFrames: Int {
+        switch videoCodec {
+        case .h264: break
+        case .hevc: return ["ultrafast": 5, "superfast": 10, "veryfast": 15, "faster": 15, "fast": 15, "medium": 20,
+                            "slow": 25, "slower": 40, "veryslow": 40][preset] ?? 60
+        case .av1: return 0
+        }
         switch preset {
         case "ultrafast", "superfast": return effectiveBFrames > 0 ? effectiveBFrames + 1 : 0
         case "veryfast": return 10
@@ -97,7 +120,9 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     }
 
     /// Whether x264 runs its macroblock tree with these settings (every preset from veryfast up).
-    public var usesMacroblockTree: Bool { preset != "ultrafast" && preset != "superfast" }
+    /// x265 (CU-tree) by the same rule; SVT-AV1 cannot be given the closed keyframe a lead-in
+    /// ends on (FFmpeg 5.1's wrapper ignores forced key frames), so it gets none.
+    public var usesMacroblockTree: Bool { videoCodec != .av1 && preset != "ultrafast" && preset != "superfast" }
 
     /// Flat frames shown to the encoder before the first frame of every segment but the first, then
     /// dropped, so that its first IDR gets a running encode's quantiser (see docs/architecture.md).

@@ -3,6 +3,8 @@
 /// `resolved()` turns the stack into the settings frozen with the job.
 public struct EncodingRequest: Codable, Hashable, Sendable {
     public var recipe: String?
+    /// `h264` (default), `hevc` or `av1`.
+    public var codec: String?
     public var crf: Double?
     public var bitrate: String?
     public var maxrate: String?
@@ -44,7 +46,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case recipe, crf, bitrate, maxrate, bufsize, preset, profile, level, keyint
+        case recipe, codec, crf, bitrate, maxrate, bufsize, preset, profile, level, keyint
         case keyintSeconds = "keyint-seconds"
         case bframes, threads, passes, size
         case maxSize = "max-size"
@@ -90,6 +92,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             return Int(value)
         }
         recipe = try text(.recipe)
+        codec = try text(.codec)
         crf = try number(.crf)
         bitrate = try text(.bitrate)
         maxrate = try text(.maxrate)
@@ -150,6 +153,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if ladder != nil { base.dropOptionsALadderReplaces() }
         var merged = self
         merged.recipe = recipe ?? base.recipe
+        merged.codec = codec ?? base.codec
         merged.crf = crf ?? base.crf
         merged.bitrate = bitrate ?? base.bitrate
         merged.maxrate = maxrate ?? base.maxrate
@@ -188,14 +192,25 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if crf != nil && bitrate != nil { throw SettingsError("give --crf or --bitrate, not both") }
         // What is not asked for takes the defaults of the settings and the job.
         let defaults = JobSpec()
+        guard let videoCodec = VideoCodec(rawValue: codec ?? "h264") else {
+            throw SettingsError("unknown --codec '\(codec ?? "")' (use one of \(VideoCodec.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        if let option = videoCodec.unsupported(bframes: bframes != nil, level: level != nil, vbv: maxrate != nil || bufsize != nil,
+                                               passes: passes) {
+            throw SettingsError("\(option) does not apply to --codec \(videoCodec.rawValue)")
+        }
+        if videoCodec != .h264, ladder != nil { throw SettingsError("--ladder makes H.264 rungs only: leave out --codec \(videoCodec.rawValue)") }
         var settings = EncoderSettings(
-            preset: preset ?? defaults.settings.preset, crf: bitrate == nil ? (crf ?? defaults.settings.crf) : nil,
+            preset: preset ?? videoCodec.defaultPreset, crf: bitrate == nil ? (crf ?? videoCodec.defaultCRF) : nil,
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
-            bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? defaults.settings.profile, level: level,
+            bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? videoCodec.defaultProfile, level: level,
             keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
             threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds, passes: passes)
-        // --bitrate runs two passes unless told otherwise; CBR stays one pass. Frozen with the job.
-        if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate { settings.passes = 2 }
+        if videoCodec != .h264 { settings.codec = videoCodec }
+        // --bitrate runs two passes unless told otherwise (H.264 only); CBR stays one pass. Frozen with the job.
+        if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate {
+            settings.passes = videoCodec == .h264 ? 2 : 1
+        }
         try settings.validate()
 
         guard let mode = AudioSettings.Mode(rawValue: audio ?? "auto") else {

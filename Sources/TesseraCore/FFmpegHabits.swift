@@ -56,7 +56,9 @@ public enum FFmpegHabits {
         func use(_ option: String, _ placeholder: String) -> String { "use \(option) \(value ?? placeholder)" }
         switch token {
         case "-i": return "give the input first, without -i: tessera \(command) \(value ?? "INPUT") -o OUTPUT"
-        case "-c:v", "-vcodec", "-codec:v": return "Tessera always encodes the video with libx264: leave it out"
+        case "-c:v", "-vcodec", "-codec:v":
+            let codec = ["libx264": "h264", "h264": "h264", "libx265": "hevc", "hevc": "hevc", "libsvtav1": "av1", "av1": "av1"][value ?? ""]
+            return codec.map { "use --codec \($0)" } ?? "use --codec h264, --codec hevc or --codec av1"
         case "-c:a", "-acodec", "-codec:a":
             return ["aac", "copy"].contains(value) ? "use --audio \(value!)" : "use --audio aac, --audio copy or --audio none"
         case "-an": return "use --audio none"
@@ -107,11 +109,12 @@ public enum FFmpegHabits {
         case "-map": return "Tessera takes the main video stream and one audio stream: choose it with --audio-track N"
         case "-f": return "Tessera writes MP4, or HLS/DASH with --ladder and an .m3u8 or .mpd output: leave it out"
         case "-tune": return "Tessera has no --tune: leave it out"
-        case "-pix_fmt": return "Tessera writes 4:2:0, 8-bit, or 10-bit with --profile high10: leave it out"
-        case "-x264-params", "-x264opts": return "Tessera sets libx264's parameters from --preset, --crf, --keyint and --bframes"
+        case "-pix_fmt": return "Tessera writes 4:2:0, 8-bit, or 10-bit with --profile high10 (main10 for hevc and av1): leave it out"
+        case "-x264-params", "-x264opts", "-x265-params", "-svtav1-params":
+            return "Tessera sets the encoder's parameters from --preset, --crf, --keyint and --bframes"
         case "-vn": return "Tessera always encodes the video: leave it out"
         case "-sn", "-dn": return "Tessera writes no subtitle or data streams: leave it out"
-        case "-c", "-codec": return "Tessera encodes video with libx264 and audio as --audio says: leave it out"
+        case "-c", "-codec": return "Tessera encodes video as --codec says and audio as --audio says: leave it out"
         case "-vsync", "-fps_mode": return "use --fps RATE for a constant frame rate"
         case "-aspect": return "use --size WxH"
         case "-hwaccel": return "Tessera decodes in software: leave it out"

@@ -46,6 +46,12 @@ public struct Recipe: Sendable {
     public static func stack(file: EncodingRequest?, commandLine: EncodingRequest) throws(SettingsError) -> EncodingRequest {
         let upper = file.map { commandLine.over($0) } ?? commandLine
         guard let name = upper.recipe else { return upper }
-        return upper.over(try named(name).request)
+        var recipe = try named(name).request
+        // A recipe's profile and level are H.264's: another codec takes its own defaults.
+        if let codec = upper.codec, codec != VideoCodec.h264.rawValue {
+            recipe.profile = nil
+            recipe.level = nil
+        }
+        return upper.over(recipe)
     }
 }

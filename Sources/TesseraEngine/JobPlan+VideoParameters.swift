@@ -4,7 +4,10 @@ extension JobPlan {
     /// The output video stream's codec parameters around the encoder's SPS/PPS: what a muxer of the encoded
     /// segments (one MP4, or CMAF fragments) declares for the stream.
     public func videoParameters(extradata: [UInt8]) -> CodecParameters {
-        var params = CodecParameters(codecName: "h264")
+        let codec = settings.videoCodec
+        var params = CodecParameters(codecName: codec.rawValue)
+        // Apple's players take HEVC only as `hvc1` (headers in the sample entry); libavformat writes `hev1` unless told.
+        if codec == .hevc { params.codecTag = CodecParameters.tag("hvc1") }
         params.extradata = extradata
         params.pixelFormat = output.pixelFormat
         params.width = output.width
@@ -15,7 +18,8 @@ extension JobPlan {
         params.colorTransfer = output.colorTransfer
         params.colorSpace = output.colorSpace
         params.chromaLocation = output.chromaLocation
-        params.videoDelay = settings.effectiveBFrames > 0 ? 1 : 0
+        // x265's B-pyramid reorders two frames deep; SVT-AV1's frames come out in display order.
+        params.videoDelay = settings.effectiveBFrames == 0 ? 0 : codec == .hevc && settings.effectiveBFrames > 1 ? 2 : 1
         return params
     }
 }

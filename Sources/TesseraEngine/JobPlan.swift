@@ -232,7 +232,9 @@ public enum JobPlanner {
         let width = Int(output.width), height = Int(output.height)
         let vbv = settings.maxrate ?? settings.bitrate
         let refs = 4
-        if let name = settings.level {
+        // HEVC's level is x265's choice from the frozen settings, the same in every segment; AV1 takes none.
+        if settings.videoCodec != .h264 {
+        } else if let name = settings.level {
             let level = H264Level.named(name)!
             if let why = level.violation(width: width, height: height, fps: fps, maxBitrate: vbv,
                                          profile: settings.profile, referenceFrames: 1) {

@@ -11,20 +11,17 @@ public enum SegmentEncoder {
     public static func encoderConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings,
                                      pass: PassInput? = nil, statsPath: String? = nil, sceneCuts: Bool? = nil,
                                      rung: Bool = false, repeatable: Bool = false) -> VideoEncoderConfig {
+        switch settings.videoCodec {
+        case .h264: break
+        case .hevc: return hevcConfig(output, settings, pass: pass, sceneCuts: sceneCuts)
+        case .av1: return av1Config(output, settings, pass: pass)
+        }
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         config.threads = Int32(settings.threads)
         if let level = settings.level, let idc = H264Level.named(level)?.idc { config.level = Int32(idc) }
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile)]
-        if let bitrate = pass?.bitrate ?? settings.bitrate {
-            config.bitRate = Int64(bitrate)
-        } else if let crf = settings.crf {
-            options.append(("crf", String(crf)))
-        }
-        if let maxrate = settings.maxrate, let bufsize = settings.bufsize {
-            config.maxRate = Int64(maxrate)
-            config.bufferSize = Int32(clamping: bufsize)
-        }
+        setRateControl(&config, &options, settings, pass: pass)
         // Closed GOP and a pinned pic_init_qp, so that every segment's PPS is the same.
         var params = "open-gop=0:stitchable=1"
         // A segment starting at an extra cut makes no IDR of its own (`JobPlan.sceneCuts(of:)`).
@@ -61,7 +58,7 @@ public enum SegmentEncoder {
         do {
             return try Encoder(video: encoderConfig(output, settings)).extradata
         } catch {
-            throw TesseraError(.settings, "encoder", "libx264 refused the job's settings (\(error))")
+            throw TesseraError(.settings, "encoder", "\(settings.videoCodec.encoderName) refused the job's settings (\(error))")
         }
     }
 

@@ -14,6 +14,9 @@ public enum Verifier {
         /// Whether the video carries a display matrix (only when the pixels keep a rotated orientation).
         public var rotated: Bool
         public var audio: AudioExpectation?
+        public var codec: VideoCodec = .h264
+        /// Each segment's first frame, counted in display order: each must be a picture a decoder can start from.
+        public var segmentStarts: [Int] = []
     }
 
     public struct AudioExpectation: Sendable {
@@ -34,7 +37,7 @@ public enum Verifier {
     public static func expectation(for plan: JobPlan, audio: AudioTrack?) -> Expectation {
         let frames = plan.outputFrameCount
         let videoStart = plan.output.timeBase.seconds(plan.outputSpan.lowerBound)
-        return Expectation(
+        var expectation = Expectation(
             frameCount: frames,
             videoDurationSeconds: plan.outputDurationSeconds,
             frameSeconds: plan.outputDurationSeconds / Double(max(1, frames)),
@@ -45,6 +48,9 @@ public enum Verifier {
                                  offsetSeconds: $0.startSeconds - videoStart,
                                  frameSeconds: $0.frameSeconds)
             })
+        expectation.codec = plan.settings.videoCodec
+        expectation.segmentStarts = plan.cuts.segments.indices.reduce(into: [0]) { $0.append($0.last! + plan.outputFrames($1)) }.dropLast().map { $0 }
+        return expectation
     }
 
     public static func verify(_ path: String, _ expected: Expectation) throws(TesseraError) -> Report {
@@ -53,7 +59,9 @@ public enum Verifier {
         guard MP4Layout.isFaststart(boxes) else { throw fail("moov is not before mdat (boxes: \(boxes.joined(separator: " ")))") }
         let input: MediaInput
         do { input = try MediaInput(path: path) } catch { throw fail("cannot reopen the output (\(error.message))") }
-        guard let video = input.bestVideoStream, video.codecName == "h264" else { throw fail("no H.264 video stream") }
+        guard let video = input.bestVideoStream, video.codecName == expected.codec.rawValue else {
+            throw fail("no \(expected.codec.displayName) video stream")
+        }
         guard video.width == expected.width, video.height == expected.height else {
             throw fail("video is \(video.width)x\(video.height), the plan has \(expected.width)x\(expected.height)")
         }
@@ -65,6 +73,8 @@ public enum Verifier {
         if expected.audio == nil, audio != nil { throw fail("has an audio stream the plan did not make") }
 
         var frames = 0
+        // Each video picture's pts and whether a decoder can start from it.
+        var shown: [(pts: Int64, decoderStart: Bool)] = []
         var minPTS = Int64.max, maxEnd = Int64.min
         var audioMin = Int64.max, audioEnd = Int64.min
         let packet = Packet()
@@ -73,6 +83,8 @@ public enum Verifier {
                 if packet.streamIndex == video.index {
                     frames += 1
                     if let pts = packet.pts {
+                        let start = packet.withData { SegmentStart.isDecoderStart($0, codec: expected.codec, extradata: video.parameters.extradata) }
+                        shown.append((pts, start))
                         minPTS = min(minPTS, pts)
                         maxEnd = max(maxEnd, pts + packet.duration)
                     }
@@ -85,6 +97,7 @@ public enum Verifier {
             throw fail("read error (\(error.message))")
         }
         guard frames == expected.frameCount else { throw fail("has \(frames) video frames, the plan has \(expected.frameCount)") }
+        try checkSegmentStarts(shown, expected, path)
         // The stream duration is the edit list's, what players show; packets may not carry durations.
         let videoDuration = video.duration.map { video.timeBase.seconds($0) } ?? video.timeBase.seconds(maxEnd - minPTS)
         guard abs(videoDuration - expected.videoDurationSeconds) <= max(0.002, expected.frameSeconds * 0.5) else {
@@ -108,6 +121,15 @@ public enum Verifier {
             report.audioOffsetSeconds = offset
         }
         return report
+    }
+
+    /// Every segment starts on a picture a decoder can start from: an IDR, or an AV1 key frame with its sequence header.
+    static func checkSegmentStarts(_ shown: [(pts: Int64, decoderStart: Bool)], _ expected: Expectation, _ path: String) throws(TesseraError) {
+        let order = shown.sorted { $0.pts < $1.pts }
+        for (k, frame) in expected.segmentStarts.enumerated() where frame < order.count && !order[frame].decoderStart {
+            let what = expected.codec == .av1 ? "a key frame with a sequence header" : "an IDR"
+            throw TesseraError(.verification, path, "segment \(k) starts on frame \(frame), which is not \(what)")
+        }
     }
 
     static func topLevelBoxes(_ path: String) -> [String] {

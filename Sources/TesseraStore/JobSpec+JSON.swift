@@ -8,7 +8,7 @@ struct JobSpecJSON: Encodable {
 
     enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs, audit }
     enum SettingsKeys: String, CodingKey {
-        case preset, crf, bitrate, maxrate, bufsize, profile, level, keyint, keyintSeconds, bframes, threads, passes
+        case codec, preset, crf, bitrate, maxrate, bufsize, profile, level, keyint, keyintSeconds, bframes, threads, passes
     }
     enum AudioKeys: String, CodingKey { case mode, bitrate, sampleRate, channels, track }
     enum PictureKeys: String, CodingKey { case size, maxSize, scaler, fps, rotate, mirror, color }
@@ -17,6 +17,7 @@ struct JobSpecJSON: Encodable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         let s = spec.settings
         var settings = c.nestedContainer(keyedBy: SettingsKeys.self, forKey: .settings)
+        try settings.encode(s.videoCodec, forKey: .codec)
         try settings.encode(s.preset, forKey: .preset)
         try settings.encode(s.crf, forKey: .crf)
         try settings.encode(s.bitrate, forKey: .bitrate)

@@ -29,16 +29,17 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Options from a JSON or YAML file, keys named as these options (crf: 20, max-size: 1280x720).",
                                valueName: "file")) var settings: String?
 
-    @Option(help: "Constant quality, 0-51 (default 23).") var crf: Double?
+    @Option(help: "Video codec: h264 (libx264, default), hevc (libx265, tagged hvc1) or av1 (SVT-AV1).") var codec: String?
+    @Option(help: "Constant quality: 0-51 for h264 (default 23) and hevc (default 28), 1-63 for av1 (default 35).") var crf: Double?
     @Option(help: "Target average bitrate over the file, e.g. 2500k or 4M, in two passes (see --passes; CBR: give --maxrate the same).")
     var bitrate: String?
     @Option(help: "With --bitrate: 2 (default), a first pass, the bits allocated over the whole file, a second pass; 1, one pass per segment (CBR: always 1).")
     var passes: Int?
     @Option(help: "VBV maximum rate (with --bufsize), e.g. 3M; with --crf it caps the quality mode.") var maxrate: String?
     @Option(help: "VBV buffer size, e.g. 6M.") var bufsize: String?
-    @Option(help: "x264 speed preset: ultrafast ... veryslow (default medium).") var preset: String?
-    @Option(help: "H.264 profile: baseline, main, high (default) or high10.") var profile: String?
-    @Option(help: "H.264 level, e.g. 3.1 or 4.1 (default: the lowest that fits, pinned for every segment).") var level: String?
+    @Option(help: "Speed preset: ultrafast ... veryslow for h264 and hevc (default medium), 0-13 for av1 (default 10).") var preset: String?
+    @Option(help: "Profile: baseline, main, high (default) or high10 for h264; main (default) or main10 for hevc and av1.") var profile: String?
+    @Option(help: "Level, e.g. 3.1 or 4.1 (h264 default: the lowest that fits, pinned for every segment; hevc: x265's choice; not av1).") var level: String?
     @Option(help: "Maximum GOP length in frames (default 250).") var keyint: Int?
     @Option(help: "Maximum GOP length in seconds; with --keyint, whichever is shorter.") var keyintSeconds: Double?
     @Option(help: "B-frames, 0-16 (0 turns them off; default 3).") var bframes: Int?
@@ -82,6 +83,7 @@ struct EncodeOptions: ParsableArguments {
     var commandLine: EncodingRequest {
         var r = EncodingRequest()
         r.recipe = recipe
+        r.codec = codec
         r.crf = crf
         r.bitrate = bitrate
         r.maxrate = maxrate

@@ -10,7 +10,7 @@ import TesseraTestSupport
     /// Exactly one line on stderr, nothing on stdout, exit status 64 (a usage mistake, as the parser's own).
     @Test(arguments: [
         (["transcode", "-i", "in.mp4", "-o", "out.mp4"], "-i is ffmpeg's option: give the input first, without -i: tessera transcode in.mp4 -o OUTPUT"),
-        (["transcode", "in.mp4", "-o", "out.mp4", "-c:v", "libx264"], "-c:v is ffmpeg's option: Tessera always encodes the video with libx264: leave it out"),
+        (["transcode", "in.mp4", "-o", "out.mp4", "-c:v", "libx264"], "-c:v is ffmpeg's option: use --codec h264"),
         (["transcode", "in.mp4", "-b:v", "2M", "-o", "out.mp4"], "-b:v is ffmpeg's option: use --bitrate 2M"),
         (["transcode", "in.mp4", "-o", "out.mp4", "-vf", "scale=1280:-2"],
          "-vf is ffmpeg's option: use --size WxH (exact) or --max-size WxH (fits inside, keeping the aspect ratio)"),

@@ -13,7 +13,7 @@ struct FFmpegHabitsTests {
         ("transcode -i in.mp4 -o out.mp4", "-i is ffmpeg's option: give the input first, without -i: tessera transcode in.mp4 -o OUTPUT"),
         ("-i in.mp4 out.mp4", "-i is ffmpeg's option: give the input first, without -i: tessera transcode in.mp4 -o OUTPUT"),
         ("submit -i in.mp4 -o out.mp4", "-i is ffmpeg's option: give the input first, without -i: tessera submit in.mp4 -o OUTPUT"),
-        ("transcode in.mp4 -o out.mp4 -c:v libx264", "-c:v is ffmpeg's option: Tessera always encodes the video with libx264: leave it out"),
+        ("transcode in.mp4 -o out.mp4 -c:v libx264", "-c:v is ffmpeg's option: use --codec h264"),
         ("transcode in.mp4 -o out.mp4 -c:a copy", "-c:a is ffmpeg's option: use --audio copy"),
         ("transcode in.mp4 -o out.mp4 -c:a libopus", "-c:a is ffmpeg's option: use --audio aac, --audio copy or --audio none"),
         ("transcode in.mp4 -o out.mp4 -an", "-an is ffmpeg's option: use --audio none"),

@@ -207,6 +207,16 @@ import TesseraTestSupport
         #expect(try Self.psnr(ten, master, filter: "format=yuv420p10le") >= 35)
     }
 
+    /// `--codec` through the cluster: the workers encode HEVC tagged `hvc1`, or AV1, every frame once.
+    @Test(arguments: [(["--codec", "hevc", "--preset", "ultrafast"], "hevc", "hvc1"), (["--codec", "av1", "--preset", "13"], "av1", "av01")])
+    func codecReachesTheWorkers(args: [String], codec: String, tag: String) throws {
+        let output = try transcoded(try Self.plain(), args)
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let video = try Self.stream(output, "video")
+        #expect(video["codec_name"] as? String == codec && video["codec_tag_string"] as? String == tag)
+        #expect(Self.int(video, "nb_read_frames") == 100)
+    }
+
     // MARK: colour
 
     @Test func colourIsCarriedOrConverted() throws {

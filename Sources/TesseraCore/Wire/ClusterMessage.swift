@@ -7,7 +7,8 @@
 public enum ClusterMessage: Hashable, Sendable {
     /// 3: a task may carry a ladder's rungs and forced keyframes, which a worker of version 2 would ignore.
     /// 4: a ladder's rungs may each carry a pass, and a first pass's result each rung's statistics.
-    public static let version: UInt8 = 4
+    /// 5: a task's settings may name a codec (HEVC, AV1), which a worker of version 4 would encode as H.264.
+    public static let version: UInt8 = 5
     /// The version byte of a refusal: readable by every release from version 3 on, whatever it speaks.
     static let anyVersion: UInt8 = 0
     static let magic: [UInt8] = Array("TSR".utf8)

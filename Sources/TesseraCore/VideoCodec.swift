@@ -1,0 +1,61 @@
+/// The video codec a job writes (`--codec`), and what each one's encoder takes: libx264, libx265 or SVT-AV1,
+/// all through libavcodec.
+public enum VideoCodec: String, Codable, Hashable, Sendable, CaseIterable {
+    case h264
+    case hevc
+    case av1
+
+    /// libavcodec's encoder.
+    public var encoderName: String {
+        switch self {
+        case .h264: "libx264"
+        case .hevc: "libx265"
+        case .av1: "libsvtav1"
+        }
+    }
+
+    /// How users and errors name the codec.
+    public var displayName: String {
+        switch self {
+        case .h264: "H.264"
+        case .hevc: "HEVC"
+        case .av1: "AV1"
+        }
+    }
+
+    /// x264 and x265 share preset names; SVT-AV1's are its numbers, 0 (slowest) to 13 (fastest).
+    public var presets: [String] {
+        switch self {
+        case .h264, .hevc: EncoderSettings.presets
+        case .av1: (0...13).map(String.init)
+        }
+    }
+
+    public var profiles: [String] {
+        switch self {
+        case .h264: EncoderSettings.profiles
+        case .hevc, .av1: ["main", "main10"]
+        }
+    }
+
+    /// Each encoder's own defaults through ffmpeg (SVT-AV1's preset 10 and CRF 35 as it reports them).
+    public var defaultPreset: String { self == .av1 ? "10" : "medium" }
+    public var defaultCRF: Double { self == .h264 ? 23 : self == .hevc ? 28 : 35 }
+    public var defaultProfile: String { self == .h264 ? "high" : "main" }
+
+    /// Constant quality's range: x264 and x265 0–51, SVT-AV1 1–63 in whole steps.
+    public var crfRange: ClosedRange<Double> { self == .av1 ? 1...63 : 0...51 }
+
+    /// HEVC levels as x265's `level-idc` takes them.
+    public static let hevcLevels = ["1", "2", "2.1", "3", "3.1", "4", "4.1", "5", "5.1", "5.2", "6", "6.1", "6.2"]
+
+    /// The option a codec does not have, if `settings` (from `request`) asks for one: SVT-AV1 takes no B-frame
+    /// count, level or VBV through libavcodec 5.1, and only libx264's statistics are allocated over the file.
+    func unsupported(bframes: Bool, level: Bool, vbv: Bool, passes: Int?) -> String? {
+        if self == .av1, bframes { return "--bframes" }
+        if self == .av1, level { return "--level" }
+        if self == .av1, vbv { return "--maxrate/--bufsize" }
+        if self != .h264, passes == 2 { return "--passes 2" }
+        return nil
+    }
+}

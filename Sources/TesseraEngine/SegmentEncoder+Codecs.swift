@@ -1,0 +1,56 @@
+import FFmpegKit
+import TesseraCore
+
+extension SegmentEncoder {
+    /// The bitrate (a pass's own, else the job's) or the CRF, and the VBV: libx264's and libx265's wrappers take them alike.
+    static func setRateControl(_ config: inout VideoEncoderConfig, _ options: inout [(String, String)], _ settings: EncoderSettings,
+                               pass: PassInput?) {
+        if let bitrate = pass?.bitrate ?? settings.bitrate {
+            config.bitRate = Int64(bitrate)
+        } else if let crf = settings.crf {
+            options.append(("crf", String(crf)))
+        }
+        if let maxrate = settings.maxrate, let bufsize = settings.bufsize {
+            config.maxRate = Int64(maxrate)
+            config.bufferSize = Int32(clamping: bufsize)
+        }
+    }
+
+    /// libx265 from the frozen settings: closed GOPs whose keyframes are IDRs (x265 makes CRA pictures by default
+    /// and a forced I picture is no IDR without `forced-idr`), so that every segment starts decodable.
+    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?,
+                           sceneCuts: Bool?) -> VideoEncoderConfig {
+        var config = VideoEncoderConfig(codecName: "libx265", format: output, gopSize: Int32(settings.keyint),
+                                        maxBFrames: Int32(settings.effectiveBFrames))
+        var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
+        setRateControl(&config, &options, settings, pass: pass)
+        // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it.
+        var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "log-level=error"]
+        if let level = settings.level { params.append("level-idc=\(level)") }
+        if sceneCuts == false { params.append("scenecut=0") }
+        // A capped CRF's VBV starts half full at every segment, as for H.264 (`encoderConfig`).
+        if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0) { params.append("vbv-init=0.5") }
+        if !FFmpeg.simd { params.append("asm=0") }
+        options.append(("x265-params", params.joined(separator: ":")))
+        config.options = options
+        return config
+    }
+
+    /// SVT-AV1 from the frozen settings. Its preset and CRF are SVT-AV1's own numbers; `+cgop` (libavcodec's mapping)
+    /// and `irefresh-type=2` keep its keyframes closed. FFmpeg 5.1's wrapper ignores forced key frames: segments start
+    /// on the encode's first frame (no lead-in), and the verifier checks every segment start.
+    static func av1Config(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?) -> VideoEncoderConfig {
+        var config = VideoEncoderConfig(codecName: "libsvtav1", format: output, gopSize: Int32(settings.keyint), maxBFrames: 0)
+        var options: [(String, String)] = [("preset", settings.preset)]
+        if let bitrate = pass?.bitrate ?? settings.bitrate {
+            config.bitRate = Int64(bitrate)
+        } else if let crf = settings.crf {
+            options.append(("crf", String(Int(crf))))
+        }
+        var params = ["irefresh-type=2", "lp=\(settings.threads)"]
+        if !FFmpeg.simd { params.append("asm=0") }
+        options.append(("svtav1-params", params.joined(separator: ":")))
+        config.options = options
+        return config
+    }
+}

@@ -1,0 +1,91 @@
+"""`tessera transcode --codec hevc|av1` against one whole-file ffmpeg process with the same encoder, preset and CRF on
+the same cores (ffmpeg's own threading for that encoder: x265's pool, SVT-AV1's logical processors): wall time
+(minimum and median of --runs) on a 1080p input, and size and PSNR against that encode on the real-footage clips.
+
+    python3 bench/codecs.py TESSERA_BINARY CACHE_DIR OUT_JSON [--codecs hevc,av1] [--runs 3] [--clips bikes,photos-cuts]
+                            [--preset-hevc medium] [--preset-av1 10] [--crf-hevc 28] [--crf-av1 35]
+
+Defaults are each encoder's own through ffmpeg. Targets (issue 36): throughput >= 1.0x ffmpeg's on the 1080p input;
+size within 2 % and PSNR within 0.1 dB of ffmpeg's per clip. On a shared machine the figures are indicative only.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_footage  # noqa: E402  (clips, run, ffmpeg, video_bytes, per_frame, db, timed, note)
+
+ENCODERS = {"hevc": "libx265", "av1": "libsvtav1"}
+
+
+def ffmpeg_args(codec, source, out, preset, crf):
+    args = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", source, "-map", "0:v", "-c:v", ENCODERS[codec], "-preset", preset,
+            "-crf", str(crf)]
+    if codec == "hevc":
+        args += ["-tag:v", "hvc1", "-x265-params", "log-level=error"]
+    return args + [out]
+
+
+def tessera_args(tessera, codec, source, out, preset, crf, data_dir):
+    return [tessera, "transcode", source, "-o", out, "-y", "--audio", "none", "--codec", codec, "--preset", preset,
+            "--crf", str(crf), "--data-dir", data_dir]
+
+
+def psnr(path, source, work):
+    mse, _ = real_footage.per_frame(path, source, work)
+    return real_footage.db(statistics.fmean(mse))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("tessera")
+    p.add_argument("cache")
+    p.add_argument("out")
+    p.add_argument("--codecs", default="hevc,av1")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--clips", default="bikes,carphone,photos-cuts")
+    p.add_argument("--preset-hevc", default="medium")
+    p.add_argument("--preset-av1", default="10")
+    p.add_argument("--crf-hevc", type=int, default=28)
+    p.add_argument("--crf-av1", type=int, default=35)
+    a = p.parse_args()
+    clips = real_footage.clips(a.tessera, a.cache)
+    results = {}
+    with tempfile.TemporaryDirectory() as work:
+        data_dir = os.path.join(work, "db")
+        ours, theirs = os.path.join(work, "tessera.mp4"), os.path.join(work, "ffmpeg.mp4")
+        for codec in a.codecs.split(","):
+            preset, crf = getattr(a, f"preset_{codec}"), getattr(a, f"crf_{codec}")
+            entry = {"preset": preset, "crf": crf, "clips": {}}
+            # Throughput on the 1080p sample: medians of --runs, one encode at a time.
+            source = clips["sample"]
+            real_footage.note(f"{codec}: throughput on {os.path.basename(source)}")
+            t = [real_footage.timed(tessera_args(a.tessera, codec, source, ours, preset, crf, data_dir)) for _ in range(a.runs)]
+            f = [real_footage.timed(ffmpeg_args(codec, source, theirs, preset, crf)) for _ in range(a.runs)]
+            entry["throughput"] = {"tesseraSeconds": t, "ffmpegSeconds": f,
+                                   "speedup": statistics.median(f) / statistics.median(t)}
+            for name in a.clips.split(","):
+                real_footage.note(f"{codec}: quality on {name}")
+                source = clips[name]
+                real_footage.run(tessera_args(a.tessera, codec, source, ours, preset, crf, data_dir), capture_output=True)
+                real_footage.run(ffmpeg_args(codec, source, theirs, preset, crf), capture_output=True)
+                size_ours, size_theirs = real_footage.video_bytes(ours), real_footage.video_bytes(theirs)
+                db_ours, db_theirs = psnr(ours, source, work), psnr(theirs, source, work)
+                entry["clips"][name] = {"sizeRatio": size_ours / size_theirs, "psnrDelta": db_ours - db_theirs,
+                                        "psnr": db_ours, "ffmpegPSNR": db_theirs}
+            results[codec] = entry
+    with open(a.out, "w") as out:
+        json.dump(results, out, indent=2)
+    print(f"{'codec':6} {'clip':14} {'size':>8} {'PSNR Δ':>8}   speed (1080p, medians)")
+    for codec, entry in results.items():
+        print(f"{codec:6} {'':14} {'':>8} {'':>8}   {entry['throughput']['speedup']:.2f}x ffmpeg")
+        for name, c in entry["clips"].items():
+            print(f"{codec:6} {name:14} {100 * (c['sizeRatio'] - 1):+7.1f}% {c['psnrDelta']:+7.2f}dB")
+
+
+if __name__ == "__main__":
+    main()
