@@ -74,6 +74,18 @@ import TesseraTestSupport
         }
     }
 
+    /// HEVC and AV1, with one encoder thread and with two, as an audited job's tasks ask: two encodes alike.
+    @Test(arguments: [VideoCodec.hevc, .av1], [1, 2])
+    func otherCodecsGiveTheSameBytesEachTime(codec: VideoCodec, threads: Int) throws {
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try SourceKind.openGOP.make()), options: CodecTests.options(codec))
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        let first = try Self.encode(tasks, threads: threads, repeatable: true)
+        let again = try Self.encode(tasks, threads: threads, repeatable: true)
+        let differing = zip(first, again).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+        #expect(differing.isEmpty && again.count == first.count && !first.isEmpty, "\(codec), \(threads) thread(s): segments \(differing) differ")
+    }
+
     @Test func oneThreadGivesTheSameBytesEachTime() throws {
         let tasks = try Self.tasks()
         let first = try Self.encode(tasks)
