@@ -104,7 +104,7 @@ import TesseraTestSupport
         defer { box.close() }
         let jobKeys: Set = ["id", "state", "input", "output", "spec", "rungs", "settingsHash", "segmentsTotal", "segmentsDone", "framesTotal",
                             "framesDone", "fps", "speed", "etaSeconds", "error", "createdAt", "updatedAt", "finishedAt", "coordinator",
-                            "assignedCoordinator", "stalled", "priority", "pass"]
+                            "assignedCoordinator", "stalled", "priority", "pass", "audit"]
         let eventKeys: Set = ["id", "job", "at", "kind", "segment", "from", "to", "worker", "detail"]
         let submitted = try box.tessera(["submit", try box.clip(), "-o", box.path("out.mp4"), "--coordinator", "nobody"])
         #expect(submitted.status == 0, "\(submitted.stderr)")
@@ -114,7 +114,7 @@ import TesseraTestSupport
 
         let queued = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", id, "--json"]).stdout) as? [String: Any])
         #expect(Set(queued.keys) == jobKeys)
-        #expect(queued["error"] is NSNull && queued["finishedAt"] is NSNull)
+        #expect(queued["error"] is NSNull && queued["finishedAt"] is NSNull && queued["audit"] is NSNull)
         #expect(queued["assignedCoordinator"] as? String == "nobody" && queued["coordinator"] is NSNull, "submitted for one, held by none")
         let open = try #require(try JSONSerialization.jsonObject(with: box.tessera(["status", "--json"]).stdout) as? [[String: Any]])
         #expect(open.count == 2 && open.allSatisfy { Set($0.keys) == jobKeys })
