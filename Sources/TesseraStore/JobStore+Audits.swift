@@ -44,7 +44,7 @@ public struct WorkerAudit: Codable, Sendable, Equatable {
 public struct JobAudit: Codable, Sendable, Equatable {
     /// Segments encoded again by another key and compared.
     public var segments: Int
-    /// Encode seconds the audits' extra encodes took.
+    /// Encode seconds the audits' extra encodes took (to the millisecond).
     public var extraEncodeSeconds: Double
     /// Audits whose first two encodes differed.
     public var mismatches: Int
@@ -55,7 +55,7 @@ public struct JobAudit: Codable, Sendable, Equatable {
 
     public init(segments: Int, extraEncodeSeconds: Double, mismatches: Int, notAudited: Int, quarantined: [String]) {
         self.segments = segments
-        self.extraEncodeSeconds = (extraEncodeSeconds * 10).rounded() / 10
+        self.extraEncodeSeconds = (extraEncodeSeconds * 1000).rounded() / 1000
         self.mismatches = mismatches
         self.notAudited = notAudited
         self.quarantined = quarantined
