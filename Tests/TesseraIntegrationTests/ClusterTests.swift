@@ -247,11 +247,15 @@ import ZMQKit
         let record = try cluster.wait(job)
         #expect(record.state == .done, "\(record.error ?? "")")
         let events = try store.events(job)
+        let segments = try store.segments(job)
         for index in handedBack {
             let returns = events.filter { $0.segmentIndex == index && $0.from == "leased" && $0.to == "pending" }
-            #expect(!returns.isEmpty, "segment \(index) went back")
+            // Its result may have reached the coordinator's spool just before the SIGTERM (the store then still
+            // said leased): then the first worker's encode is the one kept, and nothing went back.
+            let keptFirsts = segments.first { $0.index == index }?.workerID == "first" && returns.isEmpty
+            #expect(!returns.isEmpty || keptFirsts, "segment \(index) went back")
         }
-        #expect(try store.segments(job).filter { handedBack.contains($0.index) }.allSatisfy { $0.attempts == 0 },
+        #expect(segments.filter { handedBack.contains($0.index) }.allSatisfy { $0.attempts == 0 },
                 "a hand-back is not a failed attempt")
         #expect(try OutputFacts.read(output).countedFrames == 200)
     }
