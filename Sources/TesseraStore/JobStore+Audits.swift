@@ -42,7 +42,7 @@ public struct WorkerAudit: Codable, Sendable, Equatable {
 
 /// What audits cost one job (`status --json`'s `audit`).
 public struct JobAudit: Codable, Sendable, Equatable {
-    /// Segments encoded again by another key and compared.
+    /// Segments picked for audit, each encoded again by another key and compared (`notAudited` of them given up).
     public var segments: Int
     /// Encode seconds the audits' extra encodes took (to the millisecond).
     public var extraEncodeSeconds: Double
