@@ -83,6 +83,7 @@ final class CoordinatorLoop {
                 timeout = 0
                 try step("message", \.results) { try handle(frames) }
             }
+            machine.inboxRead(now: Stopwatch.now)
             if storeSpoke { machine.storeSpoke(now: Stopwatch.now) }
             doorbell.answer()
             try step("results", \.results) { try takeOutcomes() }

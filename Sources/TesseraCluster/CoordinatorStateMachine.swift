@@ -184,6 +184,8 @@ struct CoordinatorStateMachine {
     private var clock: Double
     /// When the store's current session began (its connection was last made again).
     private var storeSessionStarted: Double
+    /// When the inbox was last read to the end (`inboxRead`); infinity when never told: then `now`.
+    private var inboxReadAt = Double.infinity
 
     init(_ configuration: Configuration, now: Double) {
         self.configuration = configuration
@@ -517,6 +519,12 @@ struct CoordinatorStateMachine {
 
     // MARK: Time
 
+    /// Every waiting message was read at `now`: a worker is silent only as far as the inbox was read, so a
+    /// loop held up by slow bookkeeping does not take the heartbeats still waiting in it for silence.
+    mutating func inboxRead(now: Double) {
+        inboxReadAt = now
+    }
+
     /// The duties due at `now`. Silent workers are forgotten here.
     mutating func tick(now: Double) -> Duties {
         var duties = Duties()
@@ -528,7 +536,7 @@ struct CoordinatorStateMachine {
                     peers[id]?.paused = false
                     dispatchDue = true
                 }
-                if now - peer.lastHeard > configuration.silence {
+                if min(now, inboxReadAt) - peer.lastHeard > configuration.silence {
                     peers[id] = nil
                     duties.silent.append(id)
                     pending = .unknown

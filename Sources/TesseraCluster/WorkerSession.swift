@@ -148,12 +148,13 @@ final class WorkerSession {
                 guard try deliver(.heartbeat, socket) else { return .coordinatorSilent }
                 nextBeat = Date().addingTimeInterval(interval)
             }
-            if linked, Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
             // Results are sent from this loop, which an encoder thread wakes when it queued one (without a
             // doorbell, it looks every 5 ms while encodes run).
             let wait = doorbell.isValid ? 0.05 : (inFlight.isEmpty ? 0.05 : 0.005)
             guard let frames = try socket.receiveFrames(timeout: min(wait, interval), wake: doorbell.isValid ? [doorbell.fd] : []) else {
                 doorbell.answer()
+                // Judged with the inbox read: a loop held up elsewhere does not miss messages waiting in it.
+                if linked, Date().timeIntervalSince(lastHeard) > interval * Double(options.liveness) { return .coordinatorSilent }
                 continue
             }
             lastHeard = Date()

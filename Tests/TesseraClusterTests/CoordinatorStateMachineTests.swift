@@ -171,6 +171,17 @@ struct CoordinatorStateMachineTests {
         #expect(r14.silent == ["w1"])
     }
 
+    @Test func silenceCountsOnlyUntilTheInboxWasLastRead() {
+        var machine = Self.machine(workers: ["w1": 1]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
+        // The loop read its inbox at 1, then was held up until 10: the worker's heartbeats may be waiting.
+        machine.inboxRead(now: 1)
+        #expect(machine.tick(now: 10).silent.isEmpty)
+        #expect(machine.isConnected("w1"))
+        // Read again at 10 with nothing from it: silent.
+        machine.inboxRead(now: 10)
+        #expect(machine.tick(now: 11).silent == ["w1"])
+    }
+
     @Test func aReconnectingWorkerTakesOverItsIdentity() {
         var machine = Self.machine(workers: ["w1": 2], jobs: [Self.jobA: 4])
         var next = 0
