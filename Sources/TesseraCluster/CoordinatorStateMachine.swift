@@ -529,6 +529,14 @@ struct CoordinatorStateMachine {
     mutating func tick(now: Double) -> Duties {
         var duties = Duties()
         clock = max(clock, now)
+        // Silence is judged on every turn, as far as the inbox was read, not only when heartbeats are due.
+        let listened = min(now, inboxReadAt)
+        for id in peers.filter({ listened - $0.value.lastHeard > configuration.silence }).keys.sorted() {
+            peers[id] = nil
+            duties.silent.append(id)
+            pending = .unknown
+            dispatchDue = true
+        }
         if now >= nextBeat {
             nextBeat = now + configuration.heartbeatInterval
             for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
@@ -536,14 +544,7 @@ struct CoordinatorStateMachine {
                     peers[id]?.paused = false
                     dispatchDue = true
                 }
-                if min(now, inboxReadAt) - peer.lastHeard > configuration.silence {
-                    peers[id] = nil
-                    duties.silent.append(id)
-                    pending = .unknown
-                    dispatchDue = true
-                } else {
-                    duties.heartbeat.append(id)
-                }
+                duties.heartbeat.append(id)
             }
             // Expired leases (a lease lasts minutes) are looked for every few seconds; leases of
             // workers that never came back after a restart once they have had time to.

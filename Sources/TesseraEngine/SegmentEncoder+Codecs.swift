@@ -25,7 +25,9 @@ extension SegmentEncoder {
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
         setRateControl(&config, &options, settings, pass: pass)
         // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it.
-        var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "log-level=error"]
+        // `info=0`: x265 writes its options as an SEI inside the decoder headers (hvcC), so a per-segment option
+        // (`scenecut=0` at an extra cut) would make one segment's headers differ from the others'.
+        var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "info=0", "log-level=error"]
         if let level = settings.level { params.append("level-idc=\(level)") }
         if sceneCuts == false { params.append("scenecut=0") }
         // A capped CRF's VBV starts half full at every segment, as for H.264 (`encoderConfig`).

@@ -171,6 +171,14 @@ struct CoordinatorStateMachineTests {
         #expect(r14.silent == ["w1"])
     }
 
+    @Test func silenceIsJudgedBetweenHeartbeats() {
+        var machine = Self.machine(workers: ["w1": 1]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
+        for now in [0.0, 1, 2, 3] { #expect(machine.tick(now: now).silent.isEmpty) }
+        // Heartbeats are next due at 4; the worker is silent at 3.5 already.
+        let between = machine.tick(now: 3.5)
+        #expect(between.silent == ["w1"] && between.heartbeat.isEmpty)
+    }
+
     @Test func silenceCountsOnlyUntilTheInboxWasLastRead() {
         var machine = Self.machine(workers: ["w1": 1]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
         // The loop read its inbox at 1, then was held up until 10: the worker's heartbeats may be waiting.

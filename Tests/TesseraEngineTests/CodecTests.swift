@@ -41,6 +41,22 @@ import TesseraTestSupport
         #expect(try Self.stream(output)["codec_tag_string"] == (codec == .hevc ? "hvc1" : "av01"))
     }
 
+    /// A segment at an extra cut is encoded without scene cuts; its HEVC headers are still every other segment's
+    /// (x265's options SEI, which would name `scenecut=0`, is not written into them).
+    @Test func hevcHeadersDoNotDependOnASegmentsSceneCuts() throws {
+        // Past ultrafast (which has no scene cuts of its own).
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try SourceKind.closedGOPWithBFrames.make()),
+                                       options: Self.options(.hevc, preset: "veryfast"))
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        var task = try #require(tasks.last)
+        let headers = try [nil, false, true].map { (cuts: Bool?) in
+            task.header.sceneCuts = cuts
+            return try SegmentEncoder.encode(task).header.extradata
+        }
+        #expect(headers[0] == headers[1] && headers[1] == headers[2] && !headers[0].isEmpty)
+    }
+
     /// x265 past ultrafast gets the lead-in (its first kept frame a forced IDR) and the run-out.
     @Test func hevcWithLeadInAndRunOutJoinsCleanly() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
