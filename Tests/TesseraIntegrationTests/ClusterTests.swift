@@ -191,18 +191,22 @@ import ZMQKit
         #expect(cluster.log("coordinator.log").contains("speaking wire protocol version 2; this coordinator speaks \(ClusterMessage.version)"))
 
         for id in ["a", "b"] { try cluster.startWorker(id) }
-        // The inputs first (making one can take seconds), so the placebo job is still encoding when canceled.
-        let sources = (long: try SourceKind.singleKeyframe.make(), short: try SourceKind.closedGOPWithBFrames.make(),
-                       other: try SourceKind.hevc.make())
+        // The inputs first (making one can take seconds). The placebo job is long (30 s of one GOP), so that it still
+        // encodes when the other two have been submitted, however slowly a loaded machine runs `submit`.
+        let sources = (long: try Fixtures.media("single-idr-30s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=30",
+                                                                       "-c:v", "libx264", "-preset", "veryfast", "-g", "1000",
+                                                                       "-keyint_min", "1000", "-sc_threshold", "0"]),
+                       short: try SourceKind.closedGOPWithBFrames.make(), other: try SourceKind.hevc.make())
         let long = try cluster.submit(sources.long, cluster.directory.appendingPathComponent("long.mp4").path, ["--preset", "placebo"])
-        let short = try cluster.submit(sources.short, cluster.directory.appendingPathComponent("short.mp4").path)
-        let other = try cluster.submit(sources.other, cluster.directory.appendingPathComponent("other.mp4").path)
         let store = try cluster.openStore()
         defer { store.close() }
-        // Canceled once a worker encodes one of its segments (on a loaded machine planning alone takes seconds).
+        // The others come once a worker encodes one of its segments (planning alone takes seconds on a loaded machine).
         let encoding = { try store.segments(long).contains { $0.state == .leased } }
         try cluster.waitUntil(timeout: 120) { try encoding() }
-        #expect(try encoding(), "the placebo job is canceled while it encodes")
+        #expect(try encoding(), "the placebo job encodes")
+        let short = try cluster.submit(sources.short, cluster.directory.appendingPathComponent("short.mp4").path)
+        let other = try cluster.submit(sources.other, cluster.directory.appendingPathComponent("other.mp4").path)
+        #expect(try store.job(long).state == .encoding, "the placebo job is canceled while it encodes")
         let canceled = try Tool.run(cluster.binary, ["cancel", long] + cluster.db)
         #expect(canceled.status == 0)
         #expect(try cluster.wait(short).state == .done)
