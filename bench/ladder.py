@@ -130,8 +130,9 @@ def x264_caps(folder):
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def ffmpeg_ladder(source, out, rungs, preset, crf, hls_time, has_audio):
-    """One ffmpeg process: decode once, split, scale, a libx264 encoder per rung, the hls muxer over fMP4."""
+def ffmpeg_ladder(source, out, rungs, preset, crf, hls_time, has_audio, threads=None):
+    """One ffmpeg process: decode once, split, scale, a libx264 encoder per rung, the hls muxer over fMP4; with `threads`,
+    each encoder's libx264 threads (else libx264's own choice, 1.5 per core)."""
     n = len(rungs)
     chains = [f"[0:v]split={n}" + "".join(f"[s{i}]" for i in range(n))]
     for i, r in enumerate(rungs):
@@ -142,6 +143,8 @@ def ffmpeg_ladder(source, out, rungs, preset, crf, hls_time, has_audio):
     if has_audio:
         args += ["-map", "0:a:0", "-c:a", "aac"]
     args += ["-c:v", "libx264", "-preset", preset, "-crf", str(crf), "-force_key_frames", f"expr:gte(t,n_forced*{hls_time})"]
+    if threads:
+        args += ["-threads:v", str(threads)]
     for i, r in enumerate(rungs):
         args += [f"-maxrate:v:{i}", f"{r['maxrateKbps']}k", f"-bufsize:v:{i}", f"{2 * r['maxrateKbps']}k"]
     streams = [f"v:{i},agroup:aud,name:{r['height']}p" for i, r in enumerate(rungs)] + (["a:0,agroup:aud,name:audio"] if has_audio else [])
@@ -189,7 +192,10 @@ def main():
         ours, theirs = os.path.join(work, "tessera"), os.path.join(work, "ffmpeg")
         tessera_args = [a.tessera, "transcode", a.source, "-o", os.path.join(ours, "master.m3u8"), "--ladder", a.ladder,
                         "--preset", a.preset, "--crf", crf, "--hls-time", str(a.hls_time), "-y"] + os.environ.get("TESSERA_ARGS", "").split()
-        ffmpeg_args = ffmpeg_ladder(a.source, theirs, rungs, a.preset, crf, a.hls_time, has_audio)
+        # FFMPEG_THREADS: each ffmpeg encoder's libx264 threads, for a comparison at Tessera's (`--threads`, default 1):
+        # under a VBV cap libx264's rate control spends bits differently with frame threads (see bench/RESULTS.md).
+        ffmpeg_args = ffmpeg_ladder(a.source, theirs, rungs, a.preset, crf, a.hls_time, has_audio,
+                                    threads=os.environ.get("FFMPEG_THREADS") or None)
         times = {"ffmpeg": [], "tessera": []}
         for r in range(1, a.runs + 1):
             note(f"run {r}/{a.runs}: ffmpeg (one process, {len(rungs)} encoders)")
