@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import S3Kit
 import TesseraCore
+import TesseraTestSupport
 
 /// The S3 client against moto with authentication on: a wrong signature fails as S3 fails it, ranges and the
 /// ETag pin hold, multipart uploads complete at the 5 MiB limit and leave nothing behind when aborted.
