@@ -31,6 +31,9 @@ public final class S3Client {
             // A HEAD has no body to say which is missing: ask the bucket.
             if let bucketError = bucketMissing(location) { throw bucketError }
             throw error
+        } catch where error.code == .accessDenied {
+            if let reason = refusalReason(location) { throw reason }
+            throw error
         }
         guard let length = response.headers["content-length"].flatMap(Int64.init), let etag = response.headers["etag"] else {
             throw S3Error(.invalidResponse, object: location.description, detail: "HEAD gave no Content-Length or ETag")
@@ -138,6 +141,17 @@ public final class S3Client {
         return try retry.run(object: object, region: configuration.region, sleep: sleep, curl: curl) {
             let headers = configuration.signer.sign(request, at: SigV4Timestamp(unixSeconds: Int64(Date().timeIntervalSince1970)))
             return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
+        }
+    }
+
+    /// Why a HEAD was refused, which its empty body cannot say (a wrong secret, expired keys): a one-byte GET's
+    /// answer; nil when that says no more than "access denied".
+    private func refusalReason(_ location: S3Location) -> S3Error? {
+        do {
+            _ = try get(location, range: 0..<1)
+            return nil
+        } catch {
+            return error.code == .accessDenied ? nil : error
         }
     }
 
