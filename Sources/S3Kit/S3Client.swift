@@ -64,6 +64,15 @@ public final class S3Client {
         _ = try send("DELETE", location)
     }
 
+    /// Whether the bucket is there for these credentials; a missing one throws `.noSuchBucket`.
+    public func headBucket(_ bucket: String) throws(S3Error) {
+        do {
+            _ = try send("HEAD", bucket: bucket)
+        } catch where error.code == .notFound {
+            throw S3Error(.noSuchBucket, object: "s3://\(bucket)", detail: "the bucket '\(bucket)' does not exist", status: 404)
+        }
+    }
+
     public func createBucket(_ bucket: String) throws(S3Error) {
         _ = try send("PUT", bucket: bucket)
     }
@@ -157,9 +166,9 @@ public final class S3Client {
 
     private func bucketMissing(_ location: S3Location) -> S3Error? {
         do {
-            _ = try send("HEAD", bucket: location.bucket)
+            try headBucket(location.bucket)
             return nil
-        } catch where error.code == .notFound || error.code == .noSuchBucket {
+        } catch where error.code == .noSuchBucket {
             return S3Error(.noSuchBucket, object: location.description, detail: "the bucket '\(location.bucket)' does not exist", status: 404)
         } catch {
             return nil

@@ -173,6 +173,7 @@ struct LocalJobService: Service {
             try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
         }
         try OutputPath.check(request.output, input: source, ladder: request.spec.ladder)
+        if let location = S3Location(url: request.output) { try ObjectUpload.checkBucket(location) }
         var seconds = 0.0
         // The path the job records, so that the coordinator can take this probe for its own.
         let probe = try Stopwatch.time(&seconds) { () throws(TesseraError) in

@@ -38,6 +38,20 @@ public enum ObjectUpload {
         }
     }
 
+    /// Refuses, before any work, an output whose bucket is missing or whose credentials S3 refuses (named in one
+    /// line). Access denied passes: keys may put objects without being allowed to HEAD the bucket.
+    public static func checkBucket(_ location: S3Location) throws(TesseraError) {
+        let object = location.description
+        do { try InputSource.client(for: object).headBucket(location.bucket) } catch let error as S3Error {
+            guard error.code != .accessDenied else { return }
+            throw .output(object, error.detail)
+        } catch let error as TesseraError {
+            throw .output(object, error.problem)
+        } catch {
+            throw .output(object, "\(error)")
+        }
+    }
+
     /// Removes a placed object (the job was canceled after it was uploaded). Best effort.
     public static func remove(_ location: S3Location) {
         try? InputSource.client(for: location.description).delete(location)

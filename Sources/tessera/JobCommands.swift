@@ -67,6 +67,9 @@ struct Submit: ParsableCommand {
         }
         let inputPath = InputSource.standardized(input)
         let outputPath = InputSource.standardized(output)
+        if let location = S3Location(url: outputPath) {
+            do throws(TesseraError) { try ObjectUpload.checkBucket(location) } catch { throw report.fail(error) }
+        }
         if let location = S3Location(url: inputPath) {
             // HEADed here: a missing or refused object is one line now, not a failed job later.
             do throws(TesseraError) { _ = try InputSource.head(location) } catch { throw report.fail(error) }

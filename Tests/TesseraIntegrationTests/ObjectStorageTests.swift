@@ -117,4 +117,22 @@ import TesseraTestSupport
         #expect(result.stderr.contains("s3://media/refused.mp4"), "\(result.stderr)")
         try expectNothingAt("refused.mp4")
     }
+
+    /// An output bucket that does not exist is one line before anything is encoded, at submit as in transcode.
+    @Test func aMissingOutputBucketIsOneLineFirst() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let submitted = try Tool.run(Tool.tesseraBinary, ["submit", source, "-o", "s3://nobucket/out.mp4"] + cluster.db,
+                                     environment: moto.environment())
+        let transcoded = try transcode(source, "s3://nobucket/out.mp4")
+        for result in [submitted, transcoded] {
+            // The last line of stderr: `transcode` may first say that it started the job store.
+            let line = result.stderr.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
+            #expect(result.status != 0)
+            #expect(line.contains("s3://nobucket/out.mp4") && line.contains("does not exist"), "\(result.stderr)")
+        }
+        let store = try cluster.openStore()
+        defer { store.close() }
+        #expect(try store.jobs().isEmpty)
+    }
 }
