@@ -1,3 +1,4 @@
+import FFmpegKit
 import Foundation
 import S3Kit
 import Testing
@@ -59,6 +60,19 @@ import TesseraTestSupport
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try OutputFacts.read(download("out/clip.mp4")).countedFrames == Self.sourceFrames)
         #expect(try client.listMultipartUploads(bucket: "media").isEmpty)
+    }
+
+    /// Opening an object for libavformat reads its header, not the object: a few ranged GETs of a small share of it.
+    @Test func openingAnObjectReadsOnlyWhatTheDemuxerAsks() throws {
+        let large = try Fixtures.media("s3-8s-640x360.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=8",
+                                                             "-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
+        try upload(large, "large.mp4")
+        let location = S3Location(bucket: "media", key: "large.mp4")
+        let object = try client.head(location)
+        let reader = S3ObjectReader(client: client, location: location, object: object)
+        let input = try MediaInput(source: reader, name: location.description)
+        #expect(input.bestVideoStream?.width == 640)
+        #expect(reader.fetchedBytes * 4 < object.size, "\(reader.fetchedBytes) of \(object.size) bytes in \(reader.requests) GETs")
     }
 
     /// A missing object, a missing bucket and a wrong secret: one line naming the object, at once, nothing written.
