@@ -120,6 +120,14 @@ import TesseraTestSupport
         #expect(error.hasPrefix("s3://media/input.mp4: "), "\(error)")
         #expect(!error.contains("\n"))
         try expectNothingAt("replaced-out.mp4")
+        // The keys stay in the coordinator's environment: not in its log, the job's status or its events.
+        let status = try Tool.run(cluster.binary, ["status", job, "--json"] + cluster.db)
+        let events = try Tool.run(cluster.binary, ["events", job, "--json", "--no-follow"] + cluster.db)
+        #expect(status.status == 0 && events.status == 0, "\(events.stderr)")
+        #expect(status.text.contains("s3://media/input.mp4") && events.text.contains("s3://media/input.mp4"))
+        for text in [status.text, events.text, cluster.log("coordinator.log"), cluster.log("w.log")] {
+            #expect(!text.contains(moto.admin.secretAccessKey))
+        }
     }
 
     /// Keys that may read but not write: the job fails at its upload naming the output, which never appears, and no
