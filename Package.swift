@@ -66,7 +66,7 @@ let package = Package(
         // The media engine: probe, segment, encode, audio, stitch, verify.
         .target(
             name: "TesseraEngine",
-            dependencies: ["TesseraCore", "FFmpegKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TesseraCore", "FFmpegKit", "S3Kit", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Coordinator and worker services.
@@ -106,7 +106,7 @@ let package = Package(
         // real processes, and `LocalTranscoder` (the engine in one process).
         .target(
             name: "TesseraTestSupport",
-            dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "FFmpegKit", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["TesseraEngine", "TesseraCore", "TesseraStore", "FFmpegKit", "S3Kit", .product(name: "Logging", package: "swift-log"),
                            // The loopback HTTP server that feeds headless Chromium (Player/).
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],
@@ -117,7 +117,7 @@ let package = Package(
         // The media engine: probe, segment, encode, audio, stitch, verify (in process, and through `tessera transcode`).
         .testTarget(name: "TesseraEngineTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "FFmpegKit"]),
         // The cluster: coordinator and worker processes, PostgreSQL, hosts in network namespaces, faults, security.
-        .testTarget(name: "TesseraIntegrationTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit"]),
+        .testTarget(name: "TesseraIntegrationTests", dependencies: ["TesseraTestSupport", "TesseraEngine", "TesseraCore", "TesseraStore", "ZMQKit", "S3Kit"]),
         // The `tessera` commands as users run them, and the option checks without a transcode.
         .testTarget(
             name: "TesseraCLITests",
@@ -125,7 +125,7 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The S3 client against a real S3 server (moto) with authentication on.
-        .testTarget(name: "S3KitTests", dependencies: ["S3Kit", "TesseraCore"]),
+        .testTarget(name: "S3KitTests", dependencies: ["S3Kit", "TesseraCore", "TesseraTestSupport"]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
                                                        .product(name: "Logging", package: "swift-log")]),

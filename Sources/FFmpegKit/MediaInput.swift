@@ -38,6 +38,10 @@ public final class MediaInput {
     public let path: String
     public let streams: [StreamInfo]
     public let formatName: String
+    /// The custom I/O a non-file input is read through; closed after the demuxer.
+    let io: SourceIO?
+    /// What stopped a read of a non-file input (an object replaced in S3), kept for the caller to report.
+    public var sourceFailure: (any Error)? { io?.failure }
 
     /// Demuxers whose header gives every packet's timing (MP4 and QuickTime sample tables): opened again,
     /// their packets read the same without libavformat's search for stream information. Others (Matroska,
@@ -48,10 +52,29 @@ public final class MediaInput {
     /// `headerTimed` file that names that many streams, each with its codec, is taken as it is:
     /// libavformat's search for stream information decodes frames (milliseconds a file) to learn what the
     /// probe knows already.
-    public init(path: String, probedStreams: Int? = nil) throws(FFmpegError) {
+    public convenience init(path: String, probedStreams: Int? = nil) throws(FFmpegError) {
+        try self.init(path: path, io: nil, probedStreams: probedStreams)
+    }
+
+    /// Opens the bytes of `source` through a custom AVIOContext (an object in S3); `name` stands for it in errors.
+    public convenience init(source: any RandomAccessBytes, name: String, probedStreams: Int? = nil) throws(FFmpegError) {
+        try self.init(path: name, io: SourceIO(source), probedStreams: probedStreams)
+    }
+
+    init(path: String, io: SourceIO?, probedStreams: Int?) throws(FFmpegError) {
         self.path = path
+        self.io = io
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_open_input(&ctx, path, nil, nil), "avformat_open_input")
+        if let io {
+            ctx = avformat_alloc_context()
+            ctx?.pointee.pb = io.context
+            ctx?.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
+        do {
+            try check(avformat_open_input(&ctx, io == nil ? path : "", nil, nil), "avformat_open_input")
+        } catch {
+            throw io?.failure.map { FFmpegError(String(describing: $0), call: "avformat_open_input") } ?? error
+        }
         guard let opened = ctx else { throw FFmpegError("no demuxer context", call: "avformat_open_input") }
         context = opened
         let format = cString(opened.pointee.iformat.pointee.name) ?? "unknown"
@@ -65,7 +88,7 @@ public final class MediaInput {
         } catch {
             avformat_close_input(&ctx)
             context = nil
-            throw error
+            throw io?.failure.map { FFmpegError(String(describing: $0), call: "avformat_find_stream_info") } ?? error
         }
         formatName = format
         var infos: [StreamInfo] = []
@@ -100,6 +123,7 @@ public final class MediaInput {
     public func read(into packet: Packet) throws(FFmpegError) -> Bool {
         packet.unref()
         let result = av_read_frame(context, packet.raw)
+        if let failure = io?.failure { throw FFmpegError(String(describing: failure), call: "av_read_frame") }
         if result == tessera_averror_eof() { return false }
         try check(result, "av_read_frame")
         return true

@@ -31,6 +31,9 @@ public final class S3Client {
             // A HEAD has no body to say which is missing: ask the bucket.
             if let bucketError = bucketMissing(location) { throw bucketError }
             throw error
+        } catch where error.code == .accessDenied {
+            if let reason = refusalReason(location) { throw reason }
+            throw error
         }
         guard let length = response.headers["content-length"].flatMap(Int64.init), let etag = response.headers["etag"] else {
             throw S3Error(.invalidResponse, object: location.description, detail: "HEAD gave no Content-Length or ETag")
@@ -59,6 +62,15 @@ public final class S3Client {
 
     public func delete(_ location: S3Location) throws(S3Error) {
         _ = try send("DELETE", location)
+    }
+
+    /// Whether the bucket is there for these credentials; a missing one throws `.noSuchBucket`.
+    public func headBucket(_ bucket: String) throws(S3Error) {
+        do {
+            _ = try send("HEAD", bucket: bucket)
+        } catch where error.code == .notFound {
+            throw S3Error(.noSuchBucket, object: "s3://\(bucket)", detail: "the bucket '\(bucket)' does not exist", status: 404)
+        }
     }
 
     public func createBucket(_ bucket: String) throws(S3Error) {
@@ -141,11 +153,22 @@ public final class S3Client {
         }
     }
 
+    /// Why a HEAD was refused, which its empty body cannot say (a wrong secret, expired keys): a one-byte GET's
+    /// answer; nil when that says no more than "access denied".
+    private func refusalReason(_ location: S3Location) -> S3Error? {
+        do {
+            _ = try get(location, range: 0..<1)
+            return nil
+        } catch {
+            return error.code == .accessDenied ? nil : error
+        }
+    }
+
     private func bucketMissing(_ location: S3Location) -> S3Error? {
         do {
-            _ = try send("HEAD", bucket: location.bucket)
+            try headBucket(location.bucket)
             return nil
-        } catch where error.code == .notFound || error.code == .noSuchBucket {
+        } catch where error.code == .noSuchBucket {
             return S3Error(.noSuchBucket, object: location.description, detail: "the bucket '\(location.bucket)' does not exist", status: 404)
         } catch {
             return nil

@@ -111,7 +111,7 @@ extension Coordinator {
                 _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
                     try ladder.verify(plan: plan, audio: audio)
                 }
-            case .file(let temporary, _):
+            case .file(let temporary, _), .object(let temporary, _):
                 _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
                     try Stitcher.stitch(plan: plan, loadSegment: load, audio: audio, to: temporary)
                 }

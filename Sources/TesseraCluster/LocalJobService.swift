@@ -173,10 +173,11 @@ struct LocalJobService: Service {
             try SampleGenerator.generate(to: source, seconds: 10, width: 1280, height: 720)
         }
         try OutputPath.check(request.output, input: source, ladder: request.spec.ladder)
+        if let location = S3Location(url: request.output) { try ObjectUpload.checkBucket(location) }
         var seconds = 0.0
         // The path the job records, so that the coordinator can take this probe for its own.
         let probe = try Stopwatch.time(&seconds) { () throws(TesseraError) in
-            try MediaProbe.probe(URL(fileURLWithPath: source).standardizedFileURL.path)
+            try MediaProbe.probe(InputSource.standardized(source))
         }
         return (probe, seconds)
     }
@@ -196,8 +197,11 @@ struct LocalJobService: Service {
         // Beside the output: a streaming ladder's folder, not inside it (it is replaced whole).
         let output = request.spec.ladder?.packaging.isStreaming == true ? OutputPath.streamingFolder(of: request.output)
             : URL(fileURLWithPath: request.output).standardizedFileURL.path
-        let scratch = URL(fileURLWithPath: output).deletingLastPathComponent()
-            .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
+        // An object's scratch is in the temporary directory: there is no folder beside it.
+        let scratch = S3Location.isS3(request.output)
+            ? FileManager.default.temporaryDirectory.appendingPathComponent(".tessera-\(id.prefix(8))")
+            : URL(fileURLWithPath: output).deletingLastPathComponent()
+                .appendingPathComponent(".\(URL(fileURLWithPath: output).lastPathComponent).tessera-\(id.prefix(8))")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         made.withValue { $0.append(scratch) }
         let endpoint = request.transport == .ipc ? "ipc://\(socket)" : "tcp://127.0.0.1:*"
@@ -233,7 +237,7 @@ struct LocalJobService: Service {
     /// Queues the job and follows it until it ends, on `store`.
     func follow(_ plan: JobPlan, id: String, coordinator: Coordinator, store: JobStore, started: Double,
                 interrupted: CancellationFlag) throws(StoreError) -> LocalTranscode.Outcome {
-        let output = URL(fileURLWithPath: request.output).standardizedFileURL.path
+        let output = InputSource.standardized(request.output)
         _ = try store.submit(input: plan.inputPath, output: output, spec: request.spec, coordinator: Self.coordinatorID, id: id)
 
         let startup = Stopwatch.now - started

@@ -1,4 +1,5 @@
 import Foundation
+import S3Kit
 import TesseraCore
 
 /// What a job's input was when it was planned: its size, modification time and a digest of its probe
@@ -14,10 +15,18 @@ public struct InputIdentity: Codable, Sendable, Equatable {
     public var host: String
     public var device: UInt64
     public var inode: UInt64
+    /// An object in S3: the ETag that pins it for the whole job (nil for a file). Its reads carry it (`If-Match`).
+    public var etag: String?
 
     /// The input of `probe` as it is now; refused when it changed since it was probed.
     public init(of probe: ProbeResult) throws(TesseraError) {
         let path = probe.path
+        if let object = probe.object {
+            // No file: the size and the ETag say which object, wherever it is read from.
+            self.init(stat(), probeDigest: Self.digest(probe.packets))
+            (size, host, etag) = (object.size, "", object.etag)
+            return
+        }
         guard let now = Self.fileStatus(path) else { throw .input(path, "cannot be read any more (\(String(cString: strerror(errno))))") }
         if let stamp = probe.stamp, stamp.size != Int64(now.st_size) || stamp.modifiedSeconds != now.st_mtim.tv_sec
             || stamp.modifiedNanoseconds != now.st_mtim.tv_nsec {
@@ -56,6 +65,14 @@ public struct InputIdentity: Codable, Sendable, Equatable {
 
     /// Refuses an input that is not this one any more: a one-line reason naming the file.
     public func check(_ path: String) throws(TesseraError) {
+        if let location = S3Location(url: path) {
+            let now: S3ObjectInfo
+            do { now = try InputSource.head(location) } catch {
+                throw .input(path, "is gone or unreadable since the job was planned (\(error.problem))")
+            }
+            if now.etag != etag || now.size != size { throw .input(path, "changed since the job was planned (another version of the object)") }
+            return
+        }
         guard let now = Self.fileStatus(path) else {
             throw .input(path, "is gone since the job was planned (\(String(cString: strerror(errno))))")
         }
@@ -68,6 +85,7 @@ public struct InputIdentity: Codable, Sendable, Equatable {
         if size != other.size { differences.append("size \(size) → \(other.size) bytes") }
         if (modifiedSeconds, modifiedNanoseconds) != (other.modifiedSeconds, other.modifiedNanoseconds) { differences.append("modified again") }
         if probeDigest != other.probeDigest { differences.append("other video packets") }
+        if etag != other.etag { differences.append("another version of the object") }
         if host == other.host, (device, inode) != (other.device, other.inode) { differences.append("another file renamed over it") }
         if !differences.isEmpty { throw .input(path, "changed since the job was planned (\(differences.joined(separator: ", ")))") }
     }

@@ -119,7 +119,7 @@ public struct JobPlan: Sendable {
         try checkInput()
         let input: MediaInput
         do {
-            input = try MediaInput(path: inputPath, probedStreams: headerOnly ? probe.streams.count : nil)
+            input = try probe.openInput(probedStreams: headerOnly ? probe.streams.count : nil, etag: inputIdentity?.etag)
         } catch {
             throw .input(inputPath, "cannot reopen (\(error.message))")
         }

@@ -1,5 +1,6 @@
 import FFmpegKit
 import Foundation
+import S3Kit
 import TesseraCore
 
 /// What Tessera learns about an input without decoding it: its streams and every video packet's
@@ -15,6 +16,8 @@ public struct ProbeResult: Sendable {
     public var corruptPackets: Int
     /// The file as it was when probed.
     public var stamp: FileStamp?
+    /// An object in S3: its size and the ETag it was probed at (nil for a file).
+    public var object: S3ObjectInfo?
     /// Scene changes found by decoding (`SceneAnalysis`), once a plan needed them; kept with the probe
     /// so that a coordinator given this probe does not look again.
     public var decodedScenes: DecodedScenes?
@@ -24,7 +27,8 @@ public struct ProbeResult: Sendable {
     /// Whether this probe still describes `path`: the same path, and the file's size and modification
     /// time unchanged since.
     public func describes(_ path: String) -> Bool {
-        self.path == path && stamp != nil && stamp == FileStamp(path)
+        // An object is read pinned at the ETag probed: a replaced one fails the reads instead.
+        self.path == path && (object != nil || stamp != nil && stamp == FileStamp(path))
     }
 }
 
@@ -46,6 +50,14 @@ public struct FileStamp: Sendable, Hashable {
 public enum MediaProbe {
     /// Opens `path`, picks the video (and audio) stream and lists every video packet.
     public static func probe(_ path: String) throws(TesseraError) -> ProbeResult {
+        if let location = S3Location(url: path) {
+            // HEADed first: a missing or refused object is one line before anything is read.
+            let object = try InputSource.head(location)
+            guard object.size > 0 else { throw .input(path, "object is empty") }
+            var probe = try list(InputSource.open(location, object), path: path, stamp: nil)
+            probe.object = object
+            return probe
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .input(path, "no such file")
@@ -67,6 +79,11 @@ public enum MediaProbe {
             }
             throw .input(path, "not a media file libavformat can read (\(error.message))")
         }
+        return try list(input, path: path, stamp: stamp)
+    }
+
+    /// The opened input's streams and every video packet.
+    static func list(_ input: MediaInput, path: String, stamp: FileStamp?) throws(TesseraError) -> ProbeResult {
         // libavformat renders text files (ANSI art) as video; nobody means to transcode those.
         guard input.formatName != "tty" else { throw .input(path, "is a text file, not a media file") }
         guard let video = input.bestVideoStream else {
@@ -92,6 +109,7 @@ public enum MediaProbe {
                                           position: packet.position))
             }
         } catch {
+            if let failure = TesseraError.sourceFailure(input) { throw failure }
             throw .input(path, "read error after \(packets.count) video packets (\(error.message))")
         }
         guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }

@@ -6,6 +6,7 @@ extension OutputPath {
     /// Checks a job's output as `check(_:input:)` does, and a ladder's: a playlist or MPD inside a folder of its own
     /// whose parent exists and is writable, or an MP4 name whose per-rung files could each be written.
     public static func check(_ output: String, input: String, ladder: LadderSpec?) throws(TesseraError) {
+        if S3Location.isS3(output) { return try checkObject(output, input: input, ladder: ladder) }
         guard let ladder else { return try check(output, input: input) }
         guard ladder.packaging.isStreaming else {
             for rung in ladder.ladder.rungs { try check(rung.outputPath(for: output), input: input) }

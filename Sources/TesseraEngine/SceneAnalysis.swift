@@ -121,7 +121,7 @@ public enum SceneAnalysis {
             self.probe = probe
             self.planner = planner
             do {
-                input = try MediaInput(path: probe.path, probedStreams: probe.streams.count)
+                input = try probe.openInput(probedStreams: probe.streams.count)
                 decoder = try Decoder(input: input, streamIndex: probe.video.index)
                 decoder.skipLoopFilter()
                 scaler = try Scaler(width: Int32(Thumbnail.width), height: Int32(Thumbnail.height), pixelFormat: "yuv444p", quality: "area")

@@ -66,6 +66,13 @@ public final class SegmentReader {
     /// Seeks near the segment and runs `attempt`, which reads from there and returns nil when it landed
     /// after the segment's first packet: by decode time, earlier on each retry, then from the start.
     func read<R>(_ segment: PlannedSegment, _ attempt: () throws -> R?) throws(TesseraError) -> R {
+        // An object replaced in S3 fails its pinned reads: said as such, whatever the read made of it.
+        do { return try seekAndRead(segment, attempt) } catch {
+            throw TesseraError.sourceFailure(input) ?? error
+        }
+    }
+
+    func seekAndRead<R>(_ segment: PlannedSegment, _ attempt: () throws -> R?) throws(TesseraError) -> R {
         let first = plan.probe.packets[segment.firstPacket]
         let stream = plan.probe.video.index
         let tb = plan.probe.video.timeBase

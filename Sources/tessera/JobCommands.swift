@@ -65,9 +65,17 @@ struct Submit: ParsableCommand {
         } catch {
             throw report.fail(error)
         }
-        let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
-        let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
-        guard remotePath || FileManager.default.fileExists(atPath: inputPath) else { throw report.fail(Self.notHere(input)) }
+        let inputPath = InputSource.standardized(input)
+        let outputPath = InputSource.standardized(output)
+        if let location = S3Location(url: outputPath) {
+            do throws(TesseraError) { try ObjectUpload.checkBucket(location) } catch { throw report.fail(error) }
+        }
+        if let location = S3Location(url: inputPath) {
+            // HEADed here: a missing or refused object is one line now, not a failed job later.
+            do throws(TesseraError) { _ = try InputSource.head(location) } catch { throw report.fail(error) }
+        } else if !remotePath, !FileManager.default.fileExists(atPath: inputPath) {
+            throw report.fail(Self.notHere(input))
+        }
         // HLS and DASH outputs (`.m3u8`, `.mpd`) come with a ladder, checked with the options.
         guard spec.ladder?.packaging.isStreaming == true || ["mp4", "m4v"].contains(URL(fileURLWithPath: outputPath).pathExtension.lowercased()) else {
             throw report.fail(StoreError("\(output): Tessera writes MP4: name the output .mp4 or .m4v"))

@@ -31,7 +31,8 @@ struct OverwriteOptions: ParsableArguments {
 /// Paths that name no file: URLs and `-` (ffmpeg's standard input and output).
 enum FilePaths {
     static func check(input: String?, output: String) throws(TesseraError) {
-        if let input, let problem = FFmpegHabits.notAFile(input) { throw .input(input, problem) }
-        if let problem = FFmpegHabits.notAFile(output, output: true) { throw .output(output, problem) }
+        // `s3://bucket/key` names an object: the one URL read and written.
+        if let input, S3Location(url: input) == nil, let problem = FFmpegHabits.notAFile(input) { throw .input(input, problem) }
+        if S3Location(url: output) == nil, let problem = FFmpegHabits.notAFile(output, output: true) { throw .output(output, problem) }
     }
 }

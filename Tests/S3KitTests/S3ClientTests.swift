@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import S3Kit
 import TesseraCore
+import TesseraTestSupport
 
 /// The S3 client against moto with authentication on: a wrong signature fails as S3 fails it, ranges and the
 /// ETag pin hold, multipart uploads complete at the 5 MiB limit and leave nothing behind when aborted.
@@ -44,6 +45,9 @@ import TesseraCore
         #expect(failure?.description.contains("not-the-secret") == false)
         let unknown = AWSCredentials(accessKeyID: "AKIAUNKNOWN000000000", secretAccessKey: "x")
         #expect(throws: S3Error.self) { try self.moto.client(unknown).head(object) }
+        // A HEAD's refusal has no body: the client learns why from a one-byte GET.
+        let headRefused = #expect(throws: S3Error.self) { try self.moto.client(wrongSecret).head(object) }
+        #expect(headRefused?.code == .credentialsRefused)
     }
 
     @Test func aMissingObjectAndAMissingBucketSayWhich() throws {
@@ -174,5 +178,32 @@ import TesseraCore
         #expect(failure?.description.hasPrefix("s3://b/in.mov: S3 asked to slow down") == true)
         #expect(failure?.description.hasSuffix("after 3 tries") == true)
         #expect(waits.count == 2)
+    }
+}
+
+extension S3ClientTests {
+    /// The reader behind an s3:// input: the bytes as stored wherever it reads, a first read that fetches little,
+    /// sequential reads in growing windows, and a replaced object refused.
+    @Test func theObjectReaderReadsAheadAndStaysPinned() throws {
+        let data = Self.bytes(3 << 20, seed: 7)
+        let object = S3Location(bucket: "media", key: "reader.bin")
+        try client.put(object, body: data)
+        let reader = S3ObjectReader(client: client, location: object, object: try client.head(object))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let first = try buffer.withUnsafeMutableBytes { try reader.read(at: 1_000_000, into: $0) }
+        #expect(Array(buffer[..<first]) == Array(data[1_000_000..<(1_000_000 + first)]))
+        #expect(reader.fetchedBytes == Int64(S3ObjectReader.firstFetch))
+        var offset: Int64 = 0, whole: [UInt8] = []
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try reader.read(at: offset, into: $0) }
+            if count == 0 { break }
+            whole += buffer[..<count]
+            offset += Int64(count)
+        }
+        #expect(whole == data)
+        #expect(reader.requests < 12, "\(reader.requests) GETs")
+        try client.put(object, body: [1, 2, 3])
+        let changed = #expect(throws: S3Error.self) { try buffer.withUnsafeMutableBytes { try reader.read(at: 0, into: $0) } }
+        #expect(changed?.code == .objectChanged)
     }
 }

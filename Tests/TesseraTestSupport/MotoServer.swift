@@ -5,10 +5,10 @@ import TesseraCore
 /// A private moto S3 server (PyPI's `moto[server]`) on a port of its own, with authentication on: the first
 /// unauthenticated actions create two IAM users (one may do anything in S3, one may only read), and every request
 /// after that must carry a valid SigV4 signature from one of their keys, as S3 requires.
-final class MotoServer {
-    let port: Int
-    let admin: AWSCredentials
-    let reader: AWSCredentials
+package final class MotoServer {
+    package let port: Int
+    package let admin: AWSCredentials
+    package let reader: AWSCredentials
     private let process: Process
 
     /// The IAM set-up, run through boto3 (installed with moto) while moto still admits unauthenticated actions.
@@ -32,7 +32,7 @@ final class MotoServer {
 
     /// `authenticated: false` leaves moto open: its authentication refuses every presigned URL (it looks for an
     /// Authorization header), so presigned reads are tested there and the presigned signature against AWS's example.
-    init(authenticated: Bool = true) throws {
+    package init(authenticated: Bool = true) throws {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<60_000)
@@ -82,10 +82,10 @@ final class MotoServer {
         process.waitUntilExit()
     }
 
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    package var endpoint: String { "http://127.0.0.1:\(port)" }
 
     /// A configuration as `tessera` resolves it from the environment: these keys, this endpoint.
-    func configuration(_ credentials: AWSCredentials? = nil, region: String = "us-east-1") throws -> S3Configuration {
+    package func configuration(_ credentials: AWSCredentials? = nil, region: String = "us-east-1") throws -> S3Configuration {
         let keys = credentials ?? admin
         return try S3Configuration.resolve(
             environment: ["AWS_ACCESS_KEY_ID": keys.accessKeyID, "AWS_SECRET_ACCESS_KEY": keys.secretAccessKey,
@@ -93,7 +93,14 @@ final class MotoServer {
             readFile: { _ in nil })
     }
 
-    func client(_ credentials: AWSCredentials? = nil, retry: S3RetryPolicy = .standard) throws -> S3Client {
+    /// The environment a `tessera` process reads these keys and this endpoint from.
+    package func environment(_ credentials: AWSCredentials? = nil) -> [String: String] {
+        let keys = credentials ?? admin
+        return ["AWS_ACCESS_KEY_ID": keys.accessKeyID, "AWS_SECRET_ACCESS_KEY": keys.secretAccessKey,
+                "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": endpoint]
+    }
+
+    package func client(_ credentials: AWSCredentials? = nil, retry: S3RetryPolicy = .standard) throws -> S3Client {
         try S3Client(configuration: configuration(credentials), retry: retry, sleep: { _ in })
     }
 }
