@@ -1,5 +1,6 @@
 import CFFmpeg
 import CTesseraShim
+import Foundation
 
 /// What a send/receive call gave back.
 public enum CodecStatus {
@@ -22,16 +23,26 @@ public class CodecContext {
         codecName = cString(codec.pointee.name) ?? "unknown"
     }
 
+    /// libx265 and SVT-AV1 set process-wide tables when an encoder opens and closes (x265's CTU-size globals,
+    /// SVT-AV1's function tables), so encoders of those two open and close one at a time in a process.
+    private static let sharedStateLock = NSLock()
+    private var usesSharedState: Bool { codecName == "libx265" || codecName == "libsvtav1" }
+
     deinit {
         var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        if usesSharedState { Self.sharedStateLock.lock() }
         avcodec_free_context(&ctx)
+        if usesSharedState { Self.sharedStateLock.unlock() }
     }
 
     func open(_ codec: UnsafePointer<AVCodec>, options: [(String, String)]) throws(FFmpegError) {
         var dict: OpaquePointer?
         for (key, value) in options { av_dict_set(&dict, key, value, 0) }
         defer { av_dict_free(&dict) }
-        try check(avcodec_open2(context, codec, &dict), "avcodec_open2(\(codecName))")
+        if usesSharedState { Self.sharedStateLock.lock() }
+        let opened = avcodec_open2(context, codec, &dict)
+        if usesSharedState { Self.sharedStateLock.unlock() }
+        try check(opened, "avcodec_open2(\(codecName))")
         if let entry = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
             throw FFmpegError("\(codecName) does not take the option '\(String(cString: entry.pointee.key))'", call: "avcodec_open2")
         }
