@@ -8,10 +8,16 @@ extension CoordinatorLoop {
     /// New jobs to plan, encoding jobs to load, finished ones to stitch, ended ones to forget.
     func sweep() throws {
         let coordinator = self.coordinator
-        // Planned as its work is about to be leased (a job of a higher priority than all pending at once).
+        // Planned as its work is about to be leased (a job of a higher priority than all pending at once), in the
+        // lease order (`LeaseOrder.claims`): the queue is read once a sweep, claimed jobs drop out of it.
+        let ranked = options.onlyJob == nil
+            ? LeaseOrder(maxWait: machine.configuration.maxWait).claims(try store.queuedJobs(coordinator: options.coordinatorID)) : []
         while true {
             let wanted = options.onlyJob != nil || machine.wantsJobs
-            guard let job = try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob, outranking: !wanted) else {
+            let claimed = options.onlyJob == nil
+                ? try store.claimQueuedJob(coordinator: options.coordinatorID, ranked: ranked, outranking: !wanted)
+                : try store.claimQueuedJob(coordinator: options.coordinatorID, only: options.onlyJob, outranking: !wanted)
+            guard let job = claimed else {
                 machine.claimed(leftWaiting: !wanted)
                 break
             }

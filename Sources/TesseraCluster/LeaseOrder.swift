@@ -1,5 +1,6 @@
 /// The order in which a coordinator's jobs get its free encoders: each free slot goes to the first job in
 /// the order that has a segment pending, so the first job takes every idle encoder before the next gets one.
+/// Queued jobs are claimed for planning in the same order (`claims`).
 ///
 /// Sharing the encoders among all queued jobs finishes every job late (processor sharing); serving the job
 /// with the least work left first (shortest remaining processing time) finishes each one as early as the

@@ -77,11 +77,6 @@ extension CutPlanner {
 
     /// The work of the busiest of `encoders` when the longest segment goes to the first free encoder.
     static func makespan(_ lengths: [Int], encoders: Int) -> Int {
-        var load = [Int](repeating: 0, count: max(1, encoders))
-        for length in lengths.sorted(by: >) {
-            let least = load.indices.min { load[$0] < load[$1] }!
-            load[least] += length
-        }
-        return load.max()!
+        loads(lengths, encoders: encoders).max()!
     }
 }

@@ -154,7 +154,7 @@ extension CutPlanner {
     }
 
     /// The plan balanced and tapered again with cuts elsewhere allowed, when that pays (see
-    /// `planAtKeyframes`).
+    /// `planAtKeyframes`); else, when that pays, with its last segment cut finer (`finishingTogether`).
     func withExtraCuts(_ cuts: [Int], _ options: PlanOptions, shortest: Int, maxPreRoll: Int) -> [Int] {
         let keyframes = Set(cuts)
         guard options.encoders > 1 else { return cuts }
@@ -170,11 +170,21 @@ extension CutPlanner {
                        maxPreRoll: maxPreRoll, sites: sites)
             : evenCuts(count: options.encoders, sites: sites)
         candidate = tapered(candidate, encoders: options.encoders, minimumFrames: shortest, sites: sites)
-        let added = Set(candidate).subtracting(keyframes).count
-        guard added > 0, added <= affordable, preRoll(of: candidate) <= maxPreRoll,
-              lengths(of: candidate).allSatisfy({ $0 >= shortest }) else { return cuts }
-        let before = Self.makespan(lengths(of: cuts), encoders: options.encoders)
-        let after = Self.makespan(lengths(of: candidate), encoders: options.encoders)
-        return Double(after) <= 0.95 * Double(before) ? candidate : cuts
+        func fits(_ candidate: [Int]) -> Bool {
+            let added = Set(candidate).subtracting(keyframes).count
+            return added > 0 && added <= affordable && preRoll(of: candidate) <= maxPreRoll
+                && lengths(of: candidate).allSatisfy({ $0 >= shortest })
+        }
+        if fits(candidate), Double(Self.makespan(lengths(of: candidate), encoders: options.encoders))
+            <= 0.95 * Double(Self.makespan(lengths(of: cuts), encoders: options.encoders)) {
+            return candidate
+        }
+        // Else the segment leased last, split so that the encoders finish together (`finishingTogether`).
+        let tail = finishingTogether(cuts, encoders: options.encoders, minimumFrames: shortest,
+                                     sites: .balancing(cuts, preRollWeight: options.preRollWeight))
+        guard fits(tail) else { return cuts }
+        let before = span(cuts, encoders: options.encoders, preRollWeight: options.preRollWeight)
+        let after = span(tail, encoders: options.encoders, preRollWeight: options.preRollWeight)
+        return Double(after) <= 0.95 * Double(before) ? tail : cuts
     }
 }

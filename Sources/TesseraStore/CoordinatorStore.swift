@@ -42,6 +42,8 @@ public protocol CoordinatorStore: AnyObject {
     func jobIDs(in state: JobState, coordinator: String?) throws(StoreError) -> [String]
     func setState(_ id: String, to state: JobState, error: String?) throws(StoreError)
     func claimQueuedJob(coordinator: String, only job: String?, outranking: Bool) throws(StoreError) -> JobRecord?
+    func queuedJobs(coordinator: String) throws(StoreError) -> [QueuedJob]
+    func claimQueuedJob(coordinator: String, ranked: [String], outranking: Bool) throws(StoreError) -> JobRecord?
     @discardableResult
     func addSegments(_ jobID: String, _ segments: [PlannedSegment], framePixels: Int?, outputs: Int) throws(StoreError) -> Bool
     func load(coordinator: String, priority: Int) throws(StoreError) -> ClusterLoad

@@ -87,16 +87,17 @@ public final class JobStore {
     public static let defaultPriority = 50
 
     /// Queues a job; returns its id (`given`, or a new UUID: `tessera transcode` names its job before its
-    /// coordinator starts). With `coordinator`, only the coordinator of that id may take it.
+    /// coordinator starts). With `coordinator`, only the coordinator of that id may take it. `work`: the pixels it
+    /// asks the encoders for as estimated at submit (`queuedJobs`), nil when not known.
     public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil,
-                       priority: Int = JobStore.defaultPriority, id given: String? = nil) throws(StoreError) -> String {
+                       priority: Int = JobStore.defaultPriority, id given: String? = nil, work: Double? = nil) throws(StoreError) -> String {
         guard Self.priorities.contains(priority) else { throw StoreError("priority \(priority) is not between 0 and 100") }
         let id = given ?? UUID().uuidString.lowercased()
         try transaction("submitting the job") {
             try db.query("""
-                INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority)
-                VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7)
-                """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator, String(priority)])
+                INSERT INTO jobs (id, input, output, settings, settings_hash, assigned_coordinator, priority, submitted_work)
+                VALUES ($1::uuid, $2, $3, $4::jsonb, $5, $6, $7, $8)
+                """, [id, input, output, CanonicalJSON.encode(spec), spec.digest, coordinator, String(priority), work.map { String($0) }])
             // A ladder job's events name its rungs, next to its creation.
             if let ladder = spec.ladder {
                 try db.query("INSERT INTO job_events (job_id, to_state, detail) VALUES ($1::uuid, 'ladder', $2)", [id, ladder.summary])
@@ -166,10 +167,7 @@ public final class JobStore {
             UPDATE jobs SET state = 'planning', coordinator = $1
             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND ($2::uuid IS NULL OR id = $2::uuid)
                             AND (assigned_coordinator IS NULL OR assigned_coordinator = $1)
-                            AND (NOT $3::boolean OR priority > (
-                                SELECT max(p.priority) FROM jobs p
-                                WHERE p.coordinator = $1 AND p.state = 'encoding' AND p.stalled IS NULL
-                                    AND EXISTS (SELECT 1 FROM segments s WHERE s.job_id = p.id AND s.state = 'pending')))
+                            AND (NOT $3::boolean OR priority > (\(Self.pendingPriority)))
                         ORDER BY priority DESC, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING \(JobRecord.columns)
             """, [coordinator, job, outranking ? "true" : "false"])

@@ -84,19 +84,25 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
 
     public func claimQueuedJob(coordinator: String, only job: String?, outranking: Bool) throws(StoreError) -> JobRecord? {
         try transaction { t throws(StoreError) in
-            // The highest priority among this coordinator's jobs with work pending (none: nothing to outrank).
-            let pendingPriority = t.held(by: coordinator)
-                .filter { $0.state == .encoding && $0.stalled == nil && !t.indices($0.id, in: [.pending]).isEmpty }
-                .map(\.priority).max()
-            let candidates = t.jobs.values.filter { row in
-                row.state == .queued && (job == nil || row.id == job?.lowercased())
-                    && (row.assignedCoordinator == nil || row.assignedCoordinator == coordinator)
-                    && (!outranking || pendingPriority.map { row.priority > $0 } == true)
-            }
+            let candidates = t.claimable(by: coordinator, outranking: outranking).filter { job == nil || $0.id == job?.lowercased() }
             guard let claimed = candidates.min(by: { ($1.priority, $0.created) < ($0.priority, $1.created) }) else { return nil }
-            t.jobs[claimed.id]?.coordinator = coordinator
-            try t.move(claimed.id, to: .planning)
-            return t.record(t.jobs[claimed.id]!)
+            return try t.claim(claimed.id, for: coordinator)
+        }
+    }
+
+    public func queuedJobs(coordinator: String) throws(StoreError) -> [QueuedJob] {
+        try transaction { t in
+            t.claimable(by: coordinator, outranking: false).map {
+                QueuedJob(id: $0.id, priority: $0.priority, waited: max(0, Tables.now - $0.createdAt), work: $0.submittedWork)
+            }
+        }
+    }
+
+    public func claimQueuedJob(coordinator: String, ranked: [String], outranking: Bool) throws(StoreError) -> JobRecord? {
+        try transaction { t throws(StoreError) in
+            let candidates = Set(t.claimable(by: coordinator, outranking: outranking).map(\.id))
+            guard let first = ranked.first(where: candidates.contains) else { return nil }
+            return try t.claim(first, for: coordinator)
         }
     }
 

@@ -23,7 +23,7 @@ public final class InMemoryJobDatabase: Sendable {
 
     /// Queues a job, as `JobStore.submit` does; returns its id.
     public func submit(input: String, output: String, spec: JobSpec, coordinator: String? = nil,
-                       priority: Int = JobStore.defaultPriority, id given: String? = nil) throws(StoreError) -> String {
+                       priority: Int = JobStore.defaultPriority, id given: String? = nil, work: Double? = nil) throws(StoreError) -> String {
         guard JobStore.priorities.contains(priority) else { throw StoreError("priority \(priority) is not between 0 and 100") }
         let id = given ?? UUID().uuidString.lowercased()
         try tables.withLock { (t: inout Tables) throws(StoreError) in
@@ -31,6 +31,7 @@ public final class InMemoryJobDatabase: Sendable {
             t.sequence += 1
             t.jobs[id] = JobRow(id: id, input: input, output: output, spec: spec, priority: priority, assignedCoordinator: coordinator,
                                 created: t.sequence, createdAt: Tables.now)
+            t.jobs[id]?.submittedWork = work
             t.segments[id] = [:]
             t.log(Event(jobID: id, segmentIndex: nil, from: nil, to: JobState.queued.rawValue, detail: nil))
             t.notify(id)
@@ -94,6 +95,8 @@ struct JobRow {
     var framesDone: Int64 = 0
     var framesEncoding: Int64 = 0
     var framePixels: Int?
+    /// Pixels to encode as estimated at submit (`submitted_work`).
+    var submittedWork: Double?
     var fps: Double?
     var speed: Double?
     var error: String?
@@ -248,6 +251,25 @@ struct Tables {
     /// Jobs `coordinator` holds (every job when nil).
     func held(by coordinator: String?) -> [JobRow] {
         jobs.values.filter { coordinator == nil || $0.coordinator == coordinator }
+    }
+
+    /// The queued jobs `coordinator` may claim; with `outranking`, only those of a higher priority than every one
+    /// of its jobs with work pending (none when it has none), as `JobStore.claimQueuedJob` selects them.
+    func claimable(by coordinator: String, outranking: Bool) -> [JobRow] {
+        let pendingPriority = held(by: coordinator)
+            .filter { $0.state == .encoding && $0.stalled == nil && !indices($0.id, in: [.pending]).isEmpty }
+            .map(\.priority).max()
+        return jobs.values.filter { row in
+            row.state == .queued && (row.assignedCoordinator == nil || row.assignedCoordinator == coordinator)
+                && (!outranking || pendingPriority.map { row.priority > $0 } == true)
+        }
+    }
+
+    /// Moves a queued job to planning by `coordinator`; returns it.
+    mutating func claim(_ id: String, for coordinator: String) throws(StoreError) -> JobRecord {
+        jobs[id]?.coordinator = coordinator
+        try move(id, to: .planning)
+        return record(jobs[id]!)
     }
 
     func record(_ row: JobRow) -> JobRecord {

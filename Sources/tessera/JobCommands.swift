@@ -84,8 +84,9 @@ struct Submit: ParsableCommand {
         do throws(StoreError) {
             let store = try database.open(announcing: true)
             defer { store.close() }
+            // Its size orders the queue (shortest first); a path only the coordinator reads has none known.
             let id = try store.submit(input: inputPath, output: outputPath, spec: spec, coordinator: coordinator,
-                                      priority: priority)
+                                      priority: priority, work: remotePath ? nil : InputWork.pixels(inputPath))
             report.jobID = id
             // Written at once, not buffered: `--wait` follows the job before the command ends.
             FileHandle.standardOutput.write(Data("\(json ? CanonicalJSON.encode(SubmittedJob(try store.job(id))) : id)\n".utf8))

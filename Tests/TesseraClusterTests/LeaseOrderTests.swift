@@ -1,5 +1,6 @@
 import Testing
 @testable import TesseraCluster
+import TesseraStore
 
 /// The order jobs get free encoders in: priorities, the bound on a job's wait, then the least work left.
 struct LeaseOrderTests {
@@ -33,6 +34,25 @@ struct LeaseOrderTests {
         let jobs = [("b", 50, 1.0, 5.0), ("a", 50, 1, 5), ("c", 50, 0, 5)]
         #expect(Self.rank(jobs, now: 2) == ["c", "a", "b"])
         #expect(Self.rank(jobs, now: 200) == ["c", "a", "b"])
+    }
+
+    // MARK: Claims
+
+    @Test func queuedJobsAreClaimedSmallestFirstWithinAPriority() {
+        let queued = [QueuedJob(id: "big", priority: 50, waited: 9, work: 900), QueuedJob(id: "unknown", priority: 50, waited: 10, work: nil),
+                      QueuedJob(id: "small", priority: 50, waited: 1, work: 100), QueuedJob(id: "urgent", priority: 90, waited: 0, work: 5000)]
+        // Priority first; a job of unknown size after those known, until it waited past the bound.
+        #expect(LeaseOrder(maxWait: 600).claims(queued) == ["urgent", "small", "big", "unknown"])
+        #expect(LeaseOrder(maxWait: 10).claims(queued) == ["urgent", "unknown", "small", "big"])
+        #expect(LeaseOrder(maxWait: 5).claims(queued) == ["urgent", "unknown", "big", "small"], "the longest waiting first")
+    }
+
+    @Test func claimsAndLeasesFollowOneRule() {
+        // The same standings, queued or loaded, come in the same order.
+        let jobs = [("a", 50, -30.0, 300.0), ("b", 50, -2, 100), ("c", 70, -1, 900), ("d", 50, -80, 1000)]
+        let queued = jobs.map { QueuedJob(id: $0.0, priority: $0.1, waited: -$0.2, work: $0.3) }
+        #expect(LeaseOrder(maxWait: 60).claims(queued) == Self.rank(jobs, maxWait: 60, now: 0))
+        #expect(LeaseOrder(maxWait: 60).claims(queued) == ["c", "d", "b", "a"])
     }
 
     // MARK: The machine
@@ -97,11 +117,38 @@ struct LeaseOrderTests {
         let run = StreamSimulation(maxWait: 60, streamPriority: 60).run(until: 2000)
         #expect(run.finished[StreamSimulation.large] == nil)
     }
+
+    @Test func aLargeJobQueuedBehindAStreamOfSmallOnesIsClaimedWithinItsBound() throws {
+        // Jobs wait in the queue and are claimed as the machine wants work, in `LeaseOrder.claims`' order.
+        let maxWait = 60.0
+        let run = StreamSimulation(maxWait: maxWait, queued: true, streamInterval: 1).run(until: 2000)
+        let large = try #require(run.finished[StreamSimulation.large])
+        // The bound, after the small segments already planned when it became due (fewer than the slots) and
+        // those in flight.
+        let bound = maxWait + StreamSimulation.largeWork / Double(StreamSimulation.encoders) + 2 * StreamSimulation.smallSegment
+        #expect(large <= bound, "the large job finished at \(large) s, past its bound of \(bound) s")
+        #expect(run.finished.count > 400)
+        // Before the bound, the small jobs are claimed first: the large one is not planned in its first minute.
+        #expect(try #require(run.claimed[StreamSimulation.large]) >= maxWait)
+    }
+
+    @Test func queuedWithoutTheBoundTheStreamStarvesTheLargeJob() {
+        #expect(StreamSimulation(maxWait: .infinity, queued: true, streamInterval: 1).run(until: 2000).claimed[StreamSimulation.large] == nil)
+    }
+
+    @Test func aQueuedStreamOfHigherPriorityStillComesFirst() {
+        let run = StreamSimulation(maxWait: 60, streamPriority: 60, queued: true, streamInterval: 1).run(until: 2000)
+        #expect(run.claimed[StreamSimulation.large] == nil)
+        // And a large job of the higher priority is claimed before the stream's small ones, at once.
+        let urgent = StreamSimulation(maxWait: 60, largePriority: 60, queued: true, streamInterval: 1).run(until: 200)
+        #expect(urgent.claimed[StreamSimulation.large] == 0)
+    }
 }
 
 /// Two one-slot workers; at time 0 a large job (20 segments of 10 s), then a small job (2 segments of 2 s) every
 /// 2 s, which alone keeps both encoders busy. Drives the state machine second by second and leases as the store
-/// does: the machine's jobs in its order, longest segment first within a job.
+/// does: the machine's jobs in its order, longest segment first within a job. With `queued`, jobs wait in a queue
+/// and are claimed (planned at once) while the machine wants jobs, first in `LeaseOrder.claims`' order.
 struct StreamSimulation {
     static let encoders = 2
     static let large = "large"
@@ -110,8 +157,16 @@ struct StreamSimulation {
 
     var maxWait: Double
     var streamPriority = 50
+    var largePriority = 50
+    var queued = false
+    /// Seconds between the small jobs: 1 submits twice what the encoders do, so the queue always holds some.
+    var streamInterval = 2
 
-    struct Run { var finished: [String: Double] = [:] }
+    struct Run {
+        var finished: [String: Double] = [:]
+        /// When each job was claimed from the queue (loaded, without `queued`).
+        var claimed: [String: Double] = [:]
+    }
 
     func run(until end: Int) -> Run {
         typealias Ref = CoordinatorStateMachine.SegmentRef
@@ -119,20 +174,34 @@ struct StreamSimulation {
         let workers = (1...Self.encoders).map { "w\($0)" }
         for worker in workers { _ = machine.workerReady(worker, slots: 1, skipsEncode: false, working: [], now: 0) }
         var pending: [String: [Int: Double]] = [:]
-        var submitted: [String: Double] = [:]
         var running: [String: (ref: Ref, token: String, ends: Double)] = [:]
         var result = Run()
-        func load(_ id: String, segments: Int, seconds: Double, priority: Int, at now: Double) {
+        var queue: [String: (segments: Int, seconds: Double, priority: Int, submitted: Double)] = [:]
+        func load(_ id: String, segments: Int, seconds: Double, priority: Int, submitted: Double, at now: Double) {
             let work = Dictionary(uniqueKeysWithValues: (0..<segments).map { ($0, seconds) })
             pending[id] = work
-            submitted[id] = now
+            result.claimed[id] = now
             machine.jobLoaded(id, segments: Set(work.keys), outstanding: Set(work.keys), payloadBytes: 1,
-                              standing: .init(priority: priority, submitted: now, work: work))
+                              standing: .init(priority: priority, submitted: submitted, work: work))
         }
-        load(Self.large, segments: 20, seconds: 10, priority: 50, at: 0)
+        func submit(_ id: String, segments: Int, seconds: Double, priority: Int, at now: Double) {
+            if queued {
+                queue[id] = (segments, seconds, priority, now)
+                return
+            }
+            load(id, segments: segments, seconds: seconds, priority: priority, submitted: now, at: now)
+        }
+        submit(Self.large, segments: 20, seconds: 10, priority: largePriority, at: 0)
         for second in 0...end {
             let now = Double(second)
-            if second % 2 == 0 { load("small-\(second)", segments: 2, seconds: Self.smallSegment, priority: streamPriority, at: now) }
+            if second % streamInterval == 0 { submit("small-\(second)", segments: 2, seconds: Self.smallSegment, priority: streamPriority, at: now) }
+            // The coordinator's sweep: claims while the machine wants jobs, in the lease order.
+            let order = LeaseOrder(maxWait: maxWait)
+            while machine.wantsJobs, let next = order.claims(queue.map {
+                QueuedJob(id: $0.key, priority: $0.value.priority, waited: now - $0.value.submitted, work: Double($0.value.segments) * $0.value.seconds)
+            }).first, let job = queue.removeValue(forKey: next) {
+                load(next, segments: job.segments, seconds: job.seconds, priority: job.priority, submitted: job.submitted, at: now)
+            }
             for worker in workers {
                 if let task = running[worker], task.ends <= now {
                     running[worker] = nil
