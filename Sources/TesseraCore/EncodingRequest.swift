@@ -199,7 +199,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
                                                passes: passes) {
             throw SettingsError("\(option) does not apply to --codec \(videoCodec.rawValue)")
         }
-        if videoCodec != .h264, ladder != nil { throw SettingsError("--ladder makes H.264 rungs only: leave out --codec \(videoCodec.rawValue)") }
+        if videoCodec != .h264, ladder != nil, twoPass == true {
+            throw SettingsError("--two-pass makes H.264 rungs only: leave out --codec \(videoCodec.rawValue) or --two-pass")
+        }
         var settings = EncoderSettings(
             preset: preset ?? videoCodec.defaultPreset, crf: bitrate == nil ? (crf ?? videoCodec.defaultCRF) : nil,
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),

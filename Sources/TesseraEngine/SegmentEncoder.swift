@@ -13,7 +13,7 @@ public enum SegmentEncoder {
                                      rung: Bool = false, repeatable: Bool = false) -> VideoEncoderConfig {
         switch settings.videoCodec {
         case .h264: break
-        case .hevc: return hevcConfig(output, settings, pass: pass, sceneCuts: sceneCuts)
+        case .hevc: return hevcConfig(output, settings, pass: pass, sceneCuts: sceneCuts, rung: rung)
         case .av1: return av1Config(output, settings, pass: pass)
         }
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
