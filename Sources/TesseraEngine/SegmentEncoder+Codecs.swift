@@ -18,7 +18,8 @@ extension SegmentEncoder {
 
     /// libx265 from the frozen settings: closed GOPs whose keyframes are IDRs (x265 makes CRA pictures by default
     /// and a forced I picture is no IDR without `forced-idr`), so that every segment starts decodable.
-    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?,
+    /// In two passes x265 takes its pass and statistics file in its own parameters (libavcodec's `-pass` does not reach it).
+    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?, statsPath: String?,
                            sceneCuts: Bool?, rung: Bool) -> VideoEncoderConfig {
         var config = VideoEncoderConfig(codecName: "libx265", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
@@ -31,6 +32,10 @@ extension SegmentEncoder {
         // A capped CRF's VBV starts half full at every segment, and a ladder rung's at x265's own 90 %, as for H.264
         // (`encoderConfig`).
         if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0), !rung { params.append("vbv-init=0.5") }
+        if let pass, let statsPath { params += ["pass=\(pass.pass)", "stats=\(statsPath)"] }
+        // x265's headers carry an SEI with its options, which name the pass and each segment's second-pass bitrate:
+        // in two passes it is left out, so that every segment's headers are the job's.
+        if settings.twoPass { params.append("info=0") }
         if !FFmpeg.simd { params.append("asm=0") }
         options.append(("x265-params", params.joined(separator: ":")))
         config.options = options
