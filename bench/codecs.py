@@ -69,8 +69,9 @@ def main():
     a = p.parse_args()
     clips = real_footage.clips(a.tessera, a.cache)
     results = {}
+    # The job store's server runs as its own user: not in a private temporary folder (as bench/real_footage.py).
+    data_dir = os.path.join(os.path.abspath(a.cache), "db")
     with tempfile.TemporaryDirectory() as work:
-        data_dir = os.path.join(work, "db")
         ours, theirs = os.path.join(work, "tessera.mp4"), os.path.join(work, "ffmpeg.mp4")
         for codec in a.codecs.split(","):
             preset, crf = getattr(a, f"preset_{codec}"), getattr(a, f"crf_{codec}")
@@ -99,6 +100,7 @@ def main():
                                         "psnr": db_ours, "ffmpegPSNR": db_theirs, "segments": len(segments),
                                         "joinFrames": len(near), "joinPSNRDelta": joins}
             results[codec] = entry
+    subprocess.run([a.tessera, "db", "stop", "--data-dir", data_dir], capture_output=True)
     with open(a.out, "w") as out:
         json.dump(results, out, indent=2)
     print(f"{'codec':6} {'clip':14} {'size':>8} {'PSNR Δ':>8} {'at joins':>9}   speed (1080p, medians)")
