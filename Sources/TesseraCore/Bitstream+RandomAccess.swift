@@ -4,6 +4,8 @@ public struct RandomAccessClassifier: Sendable {
     public enum Family: Sendable, Equatable {
         case h264
         case hevc
+        /// An AV1 output: a shown key frame with its sequence header counts as an IDR.
+        case av1
         case intraOnly
         case other
     }
@@ -16,8 +18,13 @@ public struct RandomAccessClassifier: Sendable {
     ///   - codecName: FFmpeg's codec name (`h264`, `hevc`, ...).
     ///   - intraOnly: the codec descriptor says every frame is intra.
     ///   - extradata: the stream's extradata (avcC / hvcC, or Annex B headers, or empty).
-    public init(codecName: String, intraOnly: Bool, extradata: [UInt8]) {
+    ///   - av1KeyFrames: classify AV1 by its OBUs (for outputs, whose segment starts must be decoder starts);
+    ///     otherwise AV1 goes by the demuxer's key flag, as any other codec.
+    public init(codecName: String, intraOnly: Bool, extradata: [UInt8], av1KeyFrames: Bool = false) {
         switch codecName {
+        case "av1" where av1KeyFrames:
+            family = .av1
+            nalLengthSize = nil
         case "h264":
             family = .h264
             if extradata.count >= 7, extradata[0] == 1 {
@@ -44,6 +51,8 @@ public struct RandomAccessClassifier: Sendable {
             return .intra
         case .other:
             return keyFlag ? .keyframe : .none
+        case .av1:
+            return SegmentStart.av1KeyFrameWithSequenceHeader(data) ? .idr : keyFlag ? .keyframe : .none
         case .h264:
             var idr = false, recoverySEI = false, intraSlice = false
             forEachNAL(data) { nal in

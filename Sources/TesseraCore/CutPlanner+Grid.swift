@@ -2,8 +2,9 @@ extension CutPlanner {
     /// A ladder job's plan: packaging cuts at the first frame at or after each multiple of `seconds` (from the
     /// first shown frame), and segments made of whole runs of them, so that every segment starts on a packaging
     /// cut. About `options.segmentSeconds` long when asked for; otherwise enough segments to keep every encoder
-    /// busy twice over, and none longer than a minute.
-    public func planOnGrid(seconds: Double, _ options: PlanOptions) -> CutPlan {
+    /// busy twice over, and none longer than a minute. `segmentPerCut`: every packaging segment is a segment of its own,
+    /// for an encoder that cannot be told where to put a keyframe (SVT-AV1 through FFmpeg 5.1).
+    public func planOnGrid(seconds: Double, _ options: PlanOptions, segmentPerCut: Bool = false) -> CutPlan {
         let grid = gridPositions(seconds: seconds)
         let pieces = grid.count + 1
         let duration = Double(frameCount) / framesPerSecond
@@ -13,7 +14,7 @@ extension CutPlanner {
         } else {
             wanted = max(options.minimumSegments, Int((duration / 60).rounded(.up)))
         }
-        let count = min(pieces, max(1, wanted))
+        let count = segmentPerCut ? pieces : min(pieces, max(1, wanted))
         // Runs of packaging segments as even as whole runs allow.
         var cuts = [0]
         for k in 1..<max(1, count) {

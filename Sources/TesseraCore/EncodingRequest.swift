@@ -199,7 +199,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
                                                passes: passes) {
             throw SettingsError("\(option) does not apply to --codec \(videoCodec.rawValue)")
         }
-        if videoCodec != .h264, ladder != nil { throw SettingsError("--ladder makes H.264 rungs only: leave out --codec \(videoCodec.rawValue)") }
+        if videoCodec != .h264, ladder != nil, twoPass == true {
+            throw SettingsError("--two-pass makes H.264 rungs only: leave out --codec \(videoCodec.rawValue) or --two-pass")
+        }
         var settings = EncoderSettings(
             preset: preset ?? videoCodec.defaultPreset, crf: bitrate == nil ? (crf ?? videoCodec.defaultCRF) : nil,
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
@@ -207,9 +209,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
             keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
             threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds, passes: passes)
         if videoCodec != .h264 { settings.codec = videoCodec }
-        // --bitrate runs two passes unless told otherwise (H.264 only); CBR stays one pass. Frozen with the job.
+        // --bitrate runs two passes unless told otherwise (H.264 and HEVC); CBR stays one pass. Frozen with the job.
         if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate {
-            settings.passes = videoCodec == .h264 ? 2 : 1
+            settings.passes = videoCodec == .av1 ? 1 : 2
         }
         try settings.validate()
 

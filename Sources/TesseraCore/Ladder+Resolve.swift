@@ -54,7 +54,9 @@ public struct ResolvedRung: Hashable, Sendable {
     public var bufsize: Int
     /// Whether the rung's rate comes from `Ladder.defaultPeakRate` rather than the rung.
     public var rateIsDefault: Bool
-    public var level: H264Level
+    /// The level the rung's encoder is pinned to: H.264's or HEVC's; nil for AV1, whose level SVT-AV1 derives from
+    /// the rung's size, frame rate and cap (libavcodec 5.1 passes it no level).
+    public var level: RungLevel?
     /// Two passes (`--two-pass`): the rung's rate as its average bitrate; nil in capped CRF.
     public var averageRate: Int?
 
@@ -66,7 +68,7 @@ public struct ResolvedRung: Hashable, Sendable {
         var settings = job
         settings.maxrate = maxrate
         settings.bufsize = bufsize
-        settings.level = level.name
+        settings.level = level?.name
         if let averageRate {
             settings.bitrate = averageRate
             settings.crf = nil
@@ -146,6 +148,19 @@ extension Ladder {
         let rate = rung.peakRate ?? defaultPeakRate(pixels: width * height)
         let maxrate = twoPass ? 2 * rate : rate
         let what = "\(width)x\(height) at \(source.fps.formatted3) fps, \(Rung.rateText(maxrate))b/s"
+        let level: RungLevel?
+        switch settings.videoCodec {
+        case .h264: level = RungLevel(name: try h264Level(rung, width, height, maxrate, source, settings, what).name)
+        case .hevc: level = RungLevel(name: try hevcLevel(rung, width, height, maxrate, source, settings, what).name)
+        case .av1: level = nil
+        }
+        return ResolvedRung(rung: rung, width: width, height: height, maxrate: maxrate, bufsize: 2 * maxrate,
+                            rateIsDefault: rung.peakRate == nil, level: level, averageRate: twoPass ? rate : nil)
+    }
+
+    /// The lowest H.264 level that carries the rung, or the pinned one if it does.
+    static func h264Level(_ rung: Rung, _ width: Int, _ height: Int, _ maxrate: Int, _ source: LadderSource,
+                          _ settings: EncoderSettings, _ what: String) throws(LadderError) -> H264Level {
         let level: H264Level
         if let name = settings.level, let pinned = H264Level.named(name) {
             // As for a single output: a pinned level is checked with one reference frame, the least x264 uses.
@@ -161,7 +176,26 @@ extension Ladder {
             }
             level = lowest
         }
-        return ResolvedRung(rung: rung, width: width, height: height, maxrate: maxrate, bufsize: 2 * maxrate,
-                            rateIsDefault: rung.peakRate == nil, level: level, averageRate: twoPass ? rate : nil)
+        return level
     }
+
+    /// The lowest HEVC level whose Main tier carries the rung and its VBV buffer, or the pinned one if it does.
+    static func hevcLevel(_ rung: Rung, _ width: Int, _ height: Int, _ maxrate: Int, _ source: LadderSource,
+                          _ settings: EncoderSettings, _ what: String) throws(LadderError) -> HEVCLevel {
+        if let name = settings.level, let pinned = HEVCLevel.named(name) {
+            if let why = pinned.violation(width: width, height: height, fps: source.fps, maxBitrate: maxrate, bufferSize: 2 * maxrate) {
+                throw LadderError(.exceedsLevel, "--ladder rung \(rung.height) (\(what)) does not fit --level \(pinned.name): \(why)")
+            }
+            return pinned
+        }
+        guard let lowest = HEVCLevel.lowest(width: width, height: height, fps: source.fps, maxBitrate: maxrate, bufferSize: 2 * maxrate) else {
+            throw LadderError(.beyondLevels, "--ladder rung \(rung.height) (\(what)) is beyond every HEVC level")
+        }
+        return lowest
+    }
+}
+
+/// A ladder rung's level as its encoder takes it (`4.1`).
+public struct RungLevel: Hashable, Sendable {
+    public var name: String
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// One segment's first-pass statistics, as libx264 writes them (`stats` file): the options line, then
-/// one entry per frame. Only what the allocation needs is kept.
+/// one entry per frame. Only what the allocation needs is kept. libx265's file has the same shape (its rate control
+/// is x264's): the size as `input-res`, the frame rate as `fps` in place of per-frame durations, `icu` for `imb`.
 public struct FirstPassStats: Hashable, Sendable {
     public struct Frame: Hashable, Sendable {
         /// x264's picture type: `I` (IDR), `i`, `P`, `B` (reference B), `b`.
@@ -61,34 +62,39 @@ public struct FirstPassStats: Hashable, Sendable {
         self.frames = frames
     }
 
-    /// Parses libx264's stats text; throws on anything it cannot read.
+    /// Parses libx264's or libx265's stats text; throws on anything it cannot read.
     public init(parsing text: String) throws(TwoPassError) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         guard let first = lines.first, first.hasPrefix("#options: ") else { throw .stats("no options line") }
         var options: [Substring: Substring] = [:]
         let words = first.dropFirst("#options: ".count).split(separator: " ")
-        guard let size = words.first?.split(separator: "x"), size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0 else {
-            throw .stats("no frame size in the options line")
-        }
-        for word in words.dropFirst() {
+        for word in words {
             guard let eq = word.firstIndex(of: "=") else { continue }
             options[word[..<eq]] = word[word.index(after: eq)...]
+        }
+        // x264 leads with the size; x265 names it.
+        let sizeText = words.first.flatMap { $0.contains("=") ? nil : $0 } ?? options["input-res"]
+        guard let size = sizeText?.split(separator: "x"), size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0 else {
+            throw .stats("no frame size in the options line")
         }
         func number(_ key: Substring, _ fallback: Double? = nil) throws(TwoPassError) -> Double {
             if let text = options[key], let value = Double(text.split(separator: ":").first ?? text) { return value }
             if let fallback { return fallback }
             throw .stats("no \(key) in the options line")
         }
-        guard let tb = options["timebase"]?.split(separator: "/"), tb.count == 2, let num = Int32(tb[0]), let den = Int32(tb[1]),
-              num > 0, den > 0 else { throw .stats("no timebase in the options line") }
+        // x265 writes no durations: its frames last one period of `fps`, two half ticks of a time base of that period.
+        let x265 = options["timebase"] == nil && options["fps"] != nil
+        let fps = options["fps"]?.split(separator: "/")
+        guard let tb = x265 ? fps.map({ Array($0.reversed()) }) : options["timebase"]?.split(separator: "/"), tb.count == 2,
+              let num = Int32(tb[0]), let den = Int32(tb[1]), num > 0, den > 0 else { throw .stats("no timebase in the options line") }
         width = w
         height = h
         timeBase = Rational(num, den)
         bframes = Int(try number("bframes", 0))
-        macroblockTree = try number("mbtree", 0) != 0
+        macroblockTree = try number("mbtree", 0) != 0 || words.contains("cutree")
         qcompress = try number("qcomp", 0.6)
-        ipRatio = try number("ip_ratio", 1.4)
-        pbRatio = try number("pb_ratio", 1.3)
+        ipRatio = try number(x265 ? "ipratio" : "ip_ratio", 1.4)
+        pbRatio = try number(x265 ? "pbratio" : "pb_ratio", 1.3)
         qpMin = try number("qpmin", 0)
         qpMax = try number("qpmax", 69)
         qpStep = try number("qpstep", 4)
@@ -104,9 +110,9 @@ public struct FirstPassStats: Hashable, Sendable {
                     fields[word[..<colon]] = word[word.index(after: colon)...]
                 }
                 guard let input = fields["in"].flatMap({ Int($0) }), let type = fields["type"]?.first, "IiPBb".contains(type),
-                      let dur = fields["dur"].flatMap({ Int64($0) }), let q = fields["q"].flatMap({ Double($0) }),
+                      let dur = x265 ? 2 : fields["dur"].flatMap({ Int64($0) }), let q = fields["q"].flatMap({ Double($0) }),
                       let tex = fields["tex"].flatMap({ Double($0) }), let mv = fields["mv"].flatMap({ Double($0) }),
-                      let misc = fields["misc"].flatMap({ Double($0) }), let imb = fields["imb"].flatMap({ Double($0) }) else {
+                      let misc = fields["misc"].flatMap({ Double($0) }), let imb = fields[x265 ? "icu" : "imb"].flatMap({ Double($0) }) else {
                     throw .stats("a frame entry it cannot read: \(entry.prefix(80))")
                 }
                 entries.append((input, Frame(type: type, duration: dur, qp: q, textureBits: tex, motionBits: mv, miscBits: misc,

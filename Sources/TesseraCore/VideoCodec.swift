@@ -47,15 +47,15 @@ public enum VideoCodec: String, Codable, Hashable, Sendable, CaseIterable {
     public var crfRange: ClosedRange<Double> { self == .av1 ? 1...63 : 0...51 }
 
     /// HEVC levels as x265's `level-idc` takes them.
-    public static let hevcLevels = ["1", "2", "2.1", "3", "3.1", "4", "4.1", "5", "5.1", "5.2", "6", "6.1", "6.2"]
+    public static let hevcLevels = HEVCLevel.table.map(\.name)
 
     /// The option a codec does not have, if `settings` (from `request`) asks for one: SVT-AV1 takes no B-frame
-    /// count, level or VBV through libavcodec 5.1, and only libx264's statistics are allocated over the file.
+    /// count, level, VBV or passes through libavcodec 5.1 (its wrapper hands the encoder no statistics).
     func unsupported(bframes: Bool, level: Bool, vbv: Bool, passes: Int?) -> String? {
         if self == .av1, bframes { return "--bframes" }
         if self == .av1, level { return "--level" }
         if self == .av1, vbv { return "--maxrate/--bufsize" }
-        if self != .h264, passes == 2 { return "--passes 2" }
+        if self == .av1, passes == 2 { return "--passes 2" }
         return nil
     }
 }

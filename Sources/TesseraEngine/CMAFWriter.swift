@@ -56,7 +56,7 @@ public enum CMAFWriter {
         }
         let tb = video.timeBase
         let classifier = RandomAccessClassifier(codecName: video.parameters.codecName, intraOnly: false,
-                                                extradata: video.parameters.extradata)
+                                                extradata: video.parameters.extradata, av1KeyFrames: true)
         let audioParts = try muxedAudio.map { audio throws(CMAFError) in try split(audio, cuts: cuts, timeline: timeline) }
 
         let sink = try FragmentSink(directory: directory, tracks: [

@@ -206,9 +206,11 @@ public enum JobPlanner {
         var probe = probe
         probe.sceneAnalysisSeconds = 0
         if let spec = options.ladder {
-            // Every rung cuts on one grid; libx264 places its own scene cuts inside each segment.
+            // Every rung cuts on one grid; the encoder places its own scene cuts inside each segment. SVT-AV1 takes no
+            // forced keyframe, so an AV1 ladder's segments are its packaging segments, each opening on its encode's first frame.
             let ladder = try planLadder(spec, probe: probe, picture: options.picture, settings: settings, sourceRate: sourceRate)
-            var plan = JobPlan(jobID: jobID, probe: probe, cuts: planner.planOnGrid(seconds: spec.segmentSeconds, planOptions),
+            let cuts = planner.planOnGrid(seconds: spec.segmentSeconds, planOptions, segmentPerCut: settings.videoCodec == .av1)
+            var plan = JobPlan(jobID: jobID, probe: probe, cuts: cuts,
                                output: ladder.rungs[0].output, settings: ladder.rungs[0].settings,
                                audio: try audioPlan(probe, options.audio))
             plan.ladder = ladder

@@ -3,7 +3,7 @@ import Foundation
 import TesseraCore
 
 /// Reopens a ladder job's outputs with libavformat before the job may report success: every rung frame-exact
-/// against its plan, an IDR in every rung at the first frame and at every packaging cut, every playlist and the
+/// against its plan, an IDR (for AV1 a key frame with its sequence header) in every rung at the first frame and at every packaging cut, every playlist and the
 /// MPD readable, and audio as long as the source's.
 public enum LadderVerifier {
     /// What libavformat read of one stream.
@@ -94,9 +94,11 @@ public enum LadderVerifier {
         func fail(_ problem: String) -> TesseraError { TesseraError(.verification, label, problem) }
         let rungPlan = plan.forRung(r)
         let expected = Verifier.expectation(for: rungPlan, audio: audio)
-        guard let video = streams.first(where: { $0.info.kind == .video }), video.info.codecName == "h264" else {
-            throw fail("no H.264 video stream")
+        let codec = rungPlan.settings.videoCodec
+        guard let video = streams.first(where: { $0.info.kind == .video }), video.info.codecName == codec.rawValue else {
+            throw fail("no \(codec.displayName) video stream")
         }
+        if codec == .hevc, video.info.parameters.codecTag != CodecParameters.tag("hvc1") { throw fail("HEVC is not tagged hvc1") }
         guard video.info.width == expected.width, video.info.height == expected.height else {
             throw fail("video is \(video.info.width)x\(video.info.height), the plan has \(expected.width)x\(expected.height) for \(name)")
         }
@@ -155,7 +157,7 @@ public enum LadderVerifier {
         if let only { input.readOnly(stream: only) }
         var summaries = input.streams.map { StreamSummary(info: $0) }
         let classifiers = input.streams.map {
-            RandomAccessClassifier(codecName: $0.codecName, intraOnly: $0.intraOnly, extradata: $0.parameters.extradata)
+            RandomAccessClassifier(codecName: $0.codecName, intraOnly: $0.intraOnly, extradata: $0.parameters.extradata, av1KeyFrames: true)
         }
         var idrTimes = [[Double]](repeating: [], count: summaries.count)
         let packet = Packet()

@@ -28,6 +28,10 @@ extension PackagedPresentation {
         for rung in rungs {
             let label = "rung \(rung.name)"
             let parameters = rung.video.parameters
+            // HEVC's hvcC or VPS/SPS and AV1's av1C or sequence header are read as they come.
+            guard let codec = VideoCodec(rawValue: parameters.codecName) else {
+                throw StreamingPackageError(.codecConfiguration, "\(label): \(parameters.codecName) video is not H.264, HEVC or AV1")
+            }
             let sar = parameters.sampleAspectRatio.isValid ? parameters.sampleAspectRatio : Rational(1, 1)
             guard let frameRate = rung.video.frameRate, frameRate.isValid else {
                 throw StreamingPackageError(.layout, "\(label) has no frame rate")
@@ -40,8 +44,8 @@ extension PackagedPresentation {
             video.append(VideoRendition(
                 name: rung.name, directory: try Self.folder(rung.rendition.directory, under: root, label: label),
                 width: Int(parameters.width), height: Int(parameters.height), frameRate: frameRate, sampleAspectRatio: sar,
-                decoderConfiguration: try Self.avcConfiguration(parameters.extradata, label: label),
-                muxedAudio: muxed, track: try Self.track(rung.rendition, label: label)))
+                decoderConfiguration: codec == .h264 ? try Self.avcConfiguration(parameters.extradata, label: label) : parameters.extradata,
+                muxedAudio: muxed, track: try Self.track(rung.rendition, label: label), codec: codec))
         }
         var audioRendition: AudioRendition?
         if let audio {

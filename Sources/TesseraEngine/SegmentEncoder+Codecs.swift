@@ -18,8 +18,9 @@ extension SegmentEncoder {
 
     /// libx265 from the frozen settings: closed GOPs whose keyframes are IDRs (x265 makes CRA pictures by default
     /// and a forced I picture is no IDR without `forced-idr`), so that every segment starts decodable.
-    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?,
-                           sceneCuts: Bool?) -> VideoEncoderConfig {
+    /// In two passes x265 takes its pass and statistics file in its own parameters (libavcodec's `-pass` does not reach it).
+    static func hevcConfig(_ output: VideoOutputFormat, _ settings: EncoderSettings, pass: PassInput?, statsPath: String?,
+                           sceneCuts: Bool?, rung: Bool) -> VideoEncoderConfig {
         var config = VideoEncoderConfig(codecName: "libx265", format: output, gopSize: Int32(settings.keyint),
                                         maxBFrames: Int32(settings.effectiveBFrames))
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
@@ -30,8 +31,13 @@ extension SegmentEncoder {
         var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "info=0", "log-level=error"]
         if let level = settings.level { params.append("level-idc=\(level)") }
         if sceneCuts == false { params.append("scenecut=0") }
-        // A capped CRF's VBV starts half full at every segment, as for H.264 (`encoderConfig`).
-        if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0) { params.append("vbv-init=0.5") }
+        // A capped CRF's VBV starts half full at every segment, and a ladder rung's at x265's own 90 %, as for H.264
+        // (`encoderConfig`).
+        if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0), !rung { params.append("vbv-init=0.5") }
+        if let pass, let statsPath { params += ["pass=\(pass.pass)", "stats=\(statsPath)"] }
+        // x265's headers carry an SEI with its options, which name the pass and each segment's second-pass bitrate:
+        // in two passes it is left out, so that every segment's headers are the job's.
+        if settings.twoPass { params.append("info=0") }
         if !FFmpeg.simd { params.append("asm=0") }
         options.append(("x265-params", params.joined(separator: ":")))
         config.options = options
@@ -48,6 +54,11 @@ extension SegmentEncoder {
             config.bitRate = Int64(bitrate)
         } else if let crf = settings.crf {
             options.append(("crf", String(Int(crf))))
+        }
+        // A ladder rung's cap: SVT-AV1 runs capped CRF (its `mbr`) from libavcodec's maxrate.
+        if settings.crf != nil, let maxrate = settings.maxrate, let bufsize = settings.bufsize {
+            config.maxRate = Int64(maxrate)
+            config.bufferSize = Int32(clamping: bufsize)
         }
         var params = ["irefresh-type=2", "lp=\(settings.threads)"]
         if !FFmpeg.simd { params.append("asm=0") }

@@ -13,7 +13,7 @@ public enum SegmentEncoder {
                                      rung: Bool = false, repeatable: Bool = false) -> VideoEncoderConfig {
         switch settings.videoCodec {
         case .h264: break
-        case .hevc: return hevcConfig(output, settings, pass: pass, sceneCuts: sceneCuts)
+        case .hevc: return hevcConfig(output, settings, pass: pass, statsPath: statsPath, sceneCuts: sceneCuts, rung: rung)
         case .av1: return av1Config(output, settings, pass: pass)
         }
         var config = VideoEncoderConfig(codecName: "libx264", format: output, gopSize: Int32(settings.keyint),
@@ -72,12 +72,14 @@ public enum SegmentEncoder {
         // Each output's own statistics file: a ladder's rungs are encoded with their own passes.
         let passes = task.header.rungs?.map { $0.pass ?? pass } ?? [pass]
         let statsPaths = passes.indices.map { folder + "/stats-\($0)" }
+        // The macroblock tree beside the statistics: x264's `.mbtree`, x265's `.cutree`.
+        let tree = task.header.settings.videoCodec == .hevc ? ".cutree" : ".mbtree"
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             for (rungPass, stats) in zip(passes, statsPaths) where rungPass.pass == 2 {
                 try Data((rungPass.stats ?? "").utf8).write(to: URL(fileURLWithPath: stats))
                 if !rungPass.macroblockTree.isEmpty {
-                    try Data(rungPass.macroblockTree).write(to: URL(fileURLWithPath: stats + ".mbtree"))
+                    try Data(rungPass.macroblockTree).write(to: URL(fileURLWithPath: stats + tree))
                 }
             }
         } catch {
@@ -90,10 +92,10 @@ public enum SegmentEncoder {
         var outputs: [FirstPassOutput] = []
         for stats in statsPaths {
             guard let text = FileManager.default.contents(atPath: stats) else {
-                throw TesseraError(.segment, segment: index, "libx264 wrote no first-pass statistics")
+                throw TesseraError(.segment, segment: index, "\(task.header.settings.videoCodec.encoderName) wrote no first-pass statistics")
             }
-            let tree = FileManager.default.contents(atPath: stats + ".mbtree").map { [UInt8]($0) } ?? []
-            outputs.append(FirstPassOutput(stats: String(decoding: text, as: UTF8.self), macroblockTree: tree))
+            let treeBytes = FileManager.default.contents(atPath: stats + tree).map { [UInt8]($0) } ?? []
+            outputs.append(FirstPassOutput(stats: String(decoding: text, as: UTF8.self), macroblockTree: treeBytes))
         }
         encoded.header.firstPass = outputs[0]
         if let rungs = encoded.header.rungs {

@@ -16,6 +16,21 @@ struct BitAllocationTests {
                               })
     }
 
+    @Test func parsesLibx265Stats() throws {
+        let text = """
+        #options: cpuid=1111039 frame-threads=1 fps=25/1 input-res=320x180 bframes=4 qcomp=0.60 qpstep=4 ipratio=1.40 pbratio=1.30 cutree qpmax=69 qpmin=0
+        in:0 out:0 type:I q:32.46 q-aq:26.52 q-noVbv:32.46 q-Rceq:1.00 tex:23337 mv:2967 misc:237 icu:240.00 pcu:0.00 scu:0.00 sc:0 ;
+        in:2 out:1 type:P q:36.86 q-aq:32.27 q-noVbv:36.86 q-Rceq:1.00 tex:8801 mv:929 misc:451 icu:30.00 pcu:27.13 scu:182.87 sc:0 ;
+        in:1 out:2 type:B q:38.00 q-aq:37.28 q-noVbv:38.00 q-Rceq:1.00 tex:2134 mv:516 misc:267 icu:0.00 pcu:39.65 scu:200.35 sc:0 ;
+        """
+        let stats = try FirstPassStats(parsing: text)
+        #expect(stats.width == 320 && stats.height == 180 && stats.bframes == 4 && stats.macroblockTree)
+        #expect(stats.frames.map(\.type) == ["I", "B", "P"], "in input order")
+        #expect(stats.frames[0].intraMacroblocks == 240 && stats.frames[1].textureBits == 2134)
+        #expect(abs(stats.seconds - 0.12) < 1e-9, "three frames at 25 fps")
+        #expect(stats.ipRatio == 1.4 && stats.pbRatio == 1.3)
+    }
+
     @Test func parsesLibx264StatsInInputOrder() throws {
         let text = Self.options + "\n"
             + "in:0 out:0 type:I dur:2 cpbdur:2 q:34.48 aq:26.22 tex:14570 mv:5092 misc:5978 imb:680 pmb:0 smb:0 d:- ref:;\n"

@@ -20,7 +20,8 @@ struct CodecSettingsTests {
         #expect(av1.settings.codec == .av1 && av1.settings.preset == "10" && av1.settings.crf == 35 && av1.settings.effectiveBFrames == 0)
         #expect(av1.settings.leadInFrames == 0 && av1.settings.lookaheadFrames == 0, "no lead-in or run-out without forced key frames")
         #expect(try resolved { $0.codec = "hevc"; $0.profile = "main10" }.settings.tenBit)
-        #expect(try resolved { $0.codec = "hevc"; $0.bitrate = "1M" }.settings.passes == 1, "x265's --bitrate is one pass per segment")
+        #expect(try resolved { $0.codec = "hevc"; $0.bitrate = "1M" }.settings.passes == 2, "x265's --bitrate runs two passes, as x264's")
+        #expect(try resolved { $0.codec = "av1"; $0.bitrate = "1M" }.settings.passes == 1, "SVT-AV1's --bitrate is one pass per segment")
     }
 
     @Test func anOptionACodecLacksIsRefusedInOneLine() {
@@ -29,12 +30,12 @@ struct CodecSettingsTests {
             ("--bframes does not apply to --codec av1", { $0.codec = "av1"; $0.bframes = 2 }),
             ("--level does not apply to --codec av1", { $0.codec = "av1"; $0.level = "4.1" }),
             ("--maxrate/--bufsize does not apply to --codec av1", { $0.codec = "av1"; $0.maxrate = "1M"; $0.bufsize = "2M" }),
-            ("--passes 2 does not apply to --codec hevc", { $0.codec = "hevc"; $0.bitrate = "1M"; $0.passes = 2 }),
+            ("--passes 2 does not apply to --codec av1", { $0.codec = "av1"; $0.bitrate = "1M"; $0.passes = 2 }),
             ("unknown --preset 'medium' for AV1", { $0.codec = "av1"; $0.preset = "medium" }),
             ("unknown --profile 'high' for HEVC", { $0.codec = "hevc"; $0.profile = "high" }),
             ("--crf must be a whole number between 1 and 63 for AV1", { $0.codec = "av1"; $0.crf = 20.5 }),
             ("unknown --level '4.4' for HEVC", { $0.codec = "hevc"; $0.level = "4.4" }),
-            ("--ladder makes H.264 rungs only", { $0.codec = "hevc"; $0.ladder = ["720"] }),
+            ("--two-pass makes H.264 rungs only", { $0.codec = "hevc"; $0.ladder = ["720"]; $0.twoPass = true }),
         ]
         for (message, fill) in cases {
             do {

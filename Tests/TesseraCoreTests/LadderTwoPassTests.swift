@@ -20,7 +20,7 @@ import Testing
         // The level carries the peak: 720p at a 6 Mb/s peak fits 3.1, at 2 x 10 Mb/s it needs 3.2.
         #expect(settings.level == "3.1")
         let high = try Ladder(parsing: "720:10M").resolve(for: source, settings: EncoderSettings(), picture: PictureSettings(), twoPass: true)
-        #expect(high.rungs[0].level.name == "3.2")
+        #expect(high.rungs[0].level?.name == "3.2")
         // Capped CRF is as before.
         let capped = try Ladder(parsing: "720:3M").resolve(for: source, settings: EncoderSettings(), picture: PictureSettings())
         #expect(capped.rungs[0].averageRate == nil && capped.rungs[0].settings(from: EncoderSettings()).twoPass == false)

@@ -15,12 +15,13 @@ import TesseraTestSupport
 
     /// 4 s of 320x180 testsrc2 at 25 fps with B-frames and AAC, planned as a 180p/120p ladder cut every second, and
     /// every segment encoded as a worker would.
-    static func encodedJob(_ packaging: LadderSpec.Packaging, audioPerRung: Bool = false) throws -> EncodedJob {
+    static func encodedJob(_ packaging: LadderSpec.Packaging, audioPerRung: Bool = false,
+                           settings: EncoderSettings = EncoderSettings(preset: "veryfast")) throws -> EncodedJob {
         let source = try Fixtures.media("ladder-pack.mp4", [
             "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
             "-t", "4", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
         ])
-        var options = JobOptions(settings: EncoderSettings(preset: "veryfast"), workers: 2)
+        var options = JobOptions(settings: settings, workers: 2)
         options.ladder = LadderSpec(ladder: try Ladder(parsing: "180,120"), packaging: packaging, segmentSeconds: 1, audioPerRung: audioPerRung)
         let plan = try JobPlanner.plan(try MediaProbe.probe(source), options: options)
         var tasks: [SegmentTask] = []

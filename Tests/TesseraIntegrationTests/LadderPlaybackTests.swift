@@ -36,6 +36,24 @@ import TesseraTestSupport
         #expect(report.totalVideoFrames == Self.frames, "every frame decoded: \(report)")
     }
 
+    /// An AV1 ladder (SVT-AV1 at its fastest preset): every rung plays every frame to the end, and the CODECS the
+    /// master names are those of the rung's av1C. Chromium decodes AV1 through MSE; it does not decode HEVC.
+    @Test(.chromium) func eachAV1RungPlaysEveryFrameToTheEnd() throws {
+        let output = try LadderTests.transcode("ladder-av1", ["--codec", "av1"], preset: "12")
+        for variant in output.variants {
+            let rung = try output.rung(variant)
+            #expect(rung.mimeType.hasPrefix("video/mp4; codecs=\"av01.0."), "\(rung.mimeType)")
+            #expect(rung.mimeType.contains("\"\(variant.attributes["CODECS"]?.split(separator: ",").first ?? "")\""),
+                    "\(rung.name): the master's CODECS \(variant.attributes["CODECS"] ?? "") against the init segment's \(rung.mimeType)")
+            let report = try MSEPlayer.play(folder: output.folder, rung: rung)
+            #expect(report.supported[rung.mimeType] == true, "\(rung.mimeType) in MSE")
+            #expect(report.error == nil && report.ended, "\(rung.name): \(report)")
+            #expect(report.appended == rung.segments.count + 1, "\(rung.name): \(report)")
+            #expect(report.totalVideoFrames == Self.frames && report.corruptedVideoFrames == 0, "\(rung.name): every frame decoded: \(report)")
+            #expect(report.bufferedAfterAppends?.count == 1, "\(rung.name): one range: \(report)")
+        }
+    }
+
     /// Segment i from rung i mod 3, each after its rung's init segment: one gap-free range, the same as one rung's.
     @Test(.chromium) func switchingRungAtEverySegmentKeepsOneRange() throws {
         let output = try LadderTests.hls.get()

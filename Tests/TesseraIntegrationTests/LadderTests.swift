@@ -28,11 +28,11 @@ import TesseraTestSupport
     }
 
     /// The ladder transcoded to `-o FOLDER/master.m3u8` with `extra` options, in a sandbox of its own.
-    static func transcode(_ name: String, _ extra: [String] = []) throws -> LadderFolder {
+    static func transcode(_ name: String, _ extra: [String] = [], preset: String = "veryfast") throws -> LadderFolder {
         let sandbox = try Sandbox(name)
         let folder = sandbox.directory.appendingPathComponent("out")
         let made = try tessera(sandbox, ["transcode", try source(), "-o", folder.appendingPathComponent("master.m3u8").path,
-                                         "--ladder", ladder, "--hls-time", "\(segmentSeconds)", "--preset", "veryfast"] + extra)
+                                         "--ladder", ladder, "--hls-time", "\(segmentSeconds)", "--preset", preset] + extra)
         guard made.status == 0 else { throw ToolError("transcode --ladder \(extra): \(made.stderr)") }
         return try LadderFolder(folder: folder)
     }

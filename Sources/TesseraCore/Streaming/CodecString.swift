@@ -29,7 +29,7 @@ public enum CodecString {
         return sps
     }
 
-    private static func hex(_ byte: UInt8) -> String {
+    static func hex(_ byte: UInt8) -> String {
         let digits = Array("0123456789ABCDEF")
         return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
     }
@@ -65,7 +65,7 @@ extension AudioFormat {
 }
 
 /// Reads big-endian bit fields, most significant bit first.
-private struct BitReader {
+struct BitReader {
     let bytes: [UInt8]
     var position = 0
 

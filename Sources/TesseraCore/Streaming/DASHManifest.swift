@@ -38,7 +38,7 @@ public enum DASHManifest {
         if independent { attributes["startWithSAP"] = "1" }
         xml.open("AdaptationSet", attributes, order: ["id", "contentType", "mimeType", "segmentAlignment", "startWithSAP", "maxWidth", "maxHeight", "maxFrameRate"])
         for rung in rungs {
-            var codecs = [try CodecString.avc(rung.decoderConfiguration)]
+            var codecs = [try rung.codecString()]
             if let muxed = rung.muxedAudio { codecs.append(CodecString.aac(muxed)) }
             xml.open("Representation", ["id": rung.name, "bandwidth": String(bandwidth(rung.track)), "width": String(rung.width),
                                         "height": String(rung.height), "frameRate": frameRate(rung.frameRate),

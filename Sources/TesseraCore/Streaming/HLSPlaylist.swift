@@ -52,7 +52,7 @@ public enum HLSPlaylist {
             // RFC 8216 4.3.4.2: the largest sum over a playable combination of renditions: this rung plus its audio.
             let peak = SegmentBitrate.hlsPeak(track.bitrateSamples, timescale: track.timescale, targetDuration: targetDuration(track.segments.map(\.duration), track.timescale))
             let average = SegmentBitrate.average(track.bitrateSamples, timescale: track.timescale)
-            var codecs = [try CodecString.avc(rung.decoderConfiguration)]
+            var codecs = [try rung.codecString()]
             if let format = audio?.format ?? rung.muxedAudio { codecs.append(CodecString.aac(format)) }
             var attributes = ["BANDWIDTH=\(peak + audioPeak)", "AVERAGE-BANDWIDTH=\(average + audioAverage)",
                               "CODECS=\(quoted(codecs.joined(separator: ",")))", "RESOLUTION=\(rung.width)x\(rung.height)",
@@ -65,7 +65,7 @@ public enum HLSPlaylist {
             guard let samples = rung.track.iFrameSamples else { continue }
             let track = rung.track
             let peak = SegmentBitrate.hlsPeak(samples, timescale: track.timescale, targetDuration: targetDuration(samples.map(\.duration), track.timescale))
-            let codec = try CodecString.avc(rung.decoderConfiguration)
+            let codec = try rung.codecString()
             let attributes = ["BANDWIDTH=\(peak)", "CODECS=\(quoted(codec))",
                               "RESOLUTION=\(rung.width)x\(rung.height)", "URI=\(quoted("\(rung.directory)/\(iFramePlaylistName)"))"]
             lines.append("#EXT-X-I-FRAME-STREAM-INF:" + attributes.joined(separator: ","))

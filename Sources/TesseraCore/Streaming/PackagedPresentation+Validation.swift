@@ -86,7 +86,7 @@ extension VideoRendition {
         guard width > 0, height > 0, frameRate.isValid, sampleAspectRatio.isValid else {
             throw PackagingError(.invalidRendition, "rung \(name): size \(width)x\(height), frame rate \(frameRate) and aspect ratio \(sampleAspectRatio) must be positive")
         }
-        do throws(PackagingError) { _ = try CodecString.avc(decoderConfiguration) } catch {
+        do throws(PackagingError) { _ = try codecString() } catch {
             throw PackagingError(.invalidCodecConfiguration, "rung \(name): \(error.description)")
         }
         try muxedAudio?.validate(label: "rung \(name)'s audio")

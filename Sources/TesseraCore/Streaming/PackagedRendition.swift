@@ -13,7 +13,7 @@ public struct PackagedPresentation: Codable, Hashable, Sendable {
     }
 }
 
-/// One rung: an H.264 stream in CMAF segments, an init segment and the media segments in one folder.
+/// One rung: an H.264, HEVC or AV1 stream in CMAF segments, an init segment and the media segments in one folder.
 public struct VideoRendition: Codable, Hashable, Sendable {
     /// The rung's id (DASH `Representation@id`), e.g. "720p".
     public var name: String
@@ -23,15 +23,18 @@ public struct VideoRendition: Codable, Hashable, Sendable {
     public var height: Int
     public var frameRate: Rational
     public var sampleAspectRatio: Rational
-    /// The AVCDecoderConfigurationRecord (the `avcC` box's payload) or the bare SPS NAL unit: CODECS comes from it.
+    /// The decoder configuration CODECS comes from: for H.264 the avcC record or the bare SPS NAL unit, for HEVC the
+    /// hvcC record or Annex B VPS/SPS, for AV1 the av1C record or the sequence header OBU.
     public var decoderConfiguration: [UInt8]
+    /// The video codec; nil is H.264 (so that stored presentations read as before).
+    public var codec: VideoCodec?
     /// The AAC format when each segment carries the audio too (audio per rung), else nil.
     public var muxedAudio: AudioFormat?
     public var track: MediaTrack
 
     public init(name: String, directory: String? = nil, width: Int, height: Int, frameRate: Rational,
                 sampleAspectRatio: Rational = Rational(1, 1), decoderConfiguration: [UInt8], muxedAudio: AudioFormat? = nil,
-                track: MediaTrack) {
+                track: MediaTrack, codec: VideoCodec = .h264) {
         self.name = name
         self.directory = directory ?? name
         self.width = width
@@ -39,8 +42,16 @@ public struct VideoRendition: Codable, Hashable, Sendable {
         self.frameRate = frameRate
         self.sampleAspectRatio = sampleAspectRatio
         self.decoderConfiguration = decoderConfiguration
+        self.codec = codec == .h264 ? nil : codec
         self.muxedAudio = muxedAudio
         self.track = track
+    }
+}
+
+extension VideoRendition {
+    /// The rung's video codec string (HLS `CODECS`, DASH `codecs`), from its decoder configuration.
+    public func codecString() throws(PackagingError) -> String {
+        try CodecString.video(codec ?? .h264, decoderConfiguration)
     }
 }
 

@@ -31,10 +31,10 @@ extension MSEPlayer.Rung {
 
 extension MSEPlayer {
     /// The MIME type with RFC 6381 codecs of an init segment's tracks (`video/mp4; codecs="avc1.64001F,mp4a.40.2"`):
-    /// H.264 from the avcC record, AAC from the esds descriptors; `audio/mp4` when it has no video.
+    /// H.264 from the avcC record, AV1 from av1C, AAC from the esds descriptors; `audio/mp4` when it has no video.
     package static func mimeType(initSegment bytes: [UInt8]) throws -> String {
-        let video = try avcCodecs(initSegment: bytes), audio = try aacCodecs(initSegment: bytes)
-        guard video != nil || audio != nil else { throw PlayerError(.playlist, "init segment has neither avcC nor esds") }
+        let video = try avcCodecs(initSegment: bytes) ?? av1Codecs(initSegment: bytes), audio = try aacCodecs(initSegment: bytes)
+        guard video != nil || audio != nil else { throw PlayerError(.playlist, "init segment has neither avcC, av1C nor esds") }
         return "\(video == nil ? "audio" : "video")/mp4; codecs=\"\([video, audio].compactMap { $0 }.joined(separator: ","))\""
     }
 
@@ -52,6 +52,15 @@ extension MSEPlayer {
         guard box + 8 <= bytes.count, bytes[box + 4] == 1 else { throw PlayerError(.playlist, "init segment has a malformed avcC") }
         let entry = find("avc3", in: bytes) != nil && find("avc1", in: bytes) == nil ? "avc3" : "avc1"
         return entry + "." + bytes[(box + 5)...(box + 7)].map { String(format: "%02X", $0) }.joined()
+    }
+
+    /// `av01.P.LLT.DD`: seq_profile, seq_level_idx_0 and seq_tier_0, and the bit depth from av1C's fixed bytes.
+    static func av1Codecs(initSegment bytes: [UInt8]) throws -> String? {
+        guard let box = find("av1C", in: bytes) else { return nil }
+        guard box + 7 <= bytes.count, bytes[box + 4] == 0x81 else { throw PlayerError(.playlist, "init segment has a malformed av1C") }
+        let fields = bytes[box + 5], flags = bytes[box + 6]
+        let depth = flags & 0x40 == 0 ? 8 : flags & 0x20 != 0 ? 12 : 10
+        return String(format: "av01.%d.%02d%@.%02d", fields >> 5, fields & 0x1F, flags & 0x80 != 0 ? "H" : "M", depth)
     }
 
     /// `mp4a.OO.A`: the object type indication of esds's DecoderConfigDescriptor (hex) and the audio object type of its
