@@ -27,7 +27,7 @@ extension SegmentEncoder {
         setRateControl(&config, &options, settings, pass: pass)
         // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it.
         // `info=0`: x265 writes its options as an SEI inside the decoder headers (hvcC), so a per-segment option
-        // (`scenecut=0` at an extra cut) would make one segment's headers differ from the others'.
+        // (`scenecut=0` at an extra cut, a pass and its bitrate) would make one segment's headers differ from the others'.
         var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "info=0", "log-level=error"]
         if let level = settings.level { params.append("level-idc=\(level)") }
         if sceneCuts == false { params.append("scenecut=0") }
@@ -35,9 +35,6 @@ extension SegmentEncoder {
         // (`encoderConfig`).
         if let maxrate = settings.maxrate, maxrate > (settings.bitrate ?? 0), !rung { params.append("vbv-init=0.5") }
         if let pass, let statsPath { params += ["pass=\(pass.pass)", "stats=\(statsPath)"] }
-        // x265's headers carry an SEI with its options, which name the pass and each segment's second-pass bitrate:
-        // in two passes it is left out, so that every segment's headers are the job's.
-        if settings.twoPass { params.append("info=0") }
         if !FFmpeg.simd { params.append("asm=0") }
         options.append(("x265-params", params.joined(separator: ":")))
         config.options = options
