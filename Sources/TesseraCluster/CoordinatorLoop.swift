@@ -228,6 +228,11 @@ final class CoordinatorLoop {
     /// A result or failure that does not answer a lease of its sender: nothing changes but the job's events, which
     /// hear of it once per kind and interval (`RefusalLedger`); a worker refused too often is quarantined.
     func refuse(_ segment: SegmentRef, from worker: String, _ refusal: CoordinatorStateMachine.Refusal, _ what: String) throws {
+        // An answer that crossed its job's end (a cancel reaching the worker after it sent it) is no refusal.
+        guard refusal != .jobEnded else {
+            return logger.debug("dropped an answer for an ended job", metadata: ["worker.id": "\(worker)", "job.id": "\(segment.jobID)",
+                                                                               "segment.index": "\(segment.index)"])
+        }
         let key = RefusalLedger.Key(worker: worker, job: segment.jobID, segment: segment.index, kind: "\(what): \(refusal)")
         switch refusals.refused(key, now: Stopwatch.now) {
         case .quiet:

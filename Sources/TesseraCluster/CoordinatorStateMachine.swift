@@ -186,6 +186,8 @@ struct CoordinatorStateMachine {
     private var storeSessionStarted: Double
     /// When the inbox was last read to the end (`inboxRead`); infinity when never told: then `now`.
     private var inboxReadAt = Double.infinity
+    /// Jobs that ended here: answers to their tasks that cross the cancel are dropped, not refused.
+    private var endedJobs = EndedJobs()
 
     init(_ configuration: Configuration, now: Double) {
         self.configuration = configuration
@@ -273,6 +275,8 @@ struct CoordinatorStateMachine {
         case unauthorizedKey
         /// With CURVE: its key is not the one its worker joined with.
         case keyChanged
+        /// Its job ended here (canceled, done or failed) after the task was sent: a late answer, dropped quietly.
+        case jobEnded
 
         var description: String {
             switch self {
@@ -281,6 +285,7 @@ struct CoordinatorStateMachine {
             case .wrongToken: "its lease token is not the lease's (a result of an earlier lease, or forged)"
             case .unauthorizedKey: "its key is not authorized"
             case .keyChanged: "its key is not the one its worker joined with"
+            case .jobEnded: "its job has ended"
             }
         }
     }
@@ -289,7 +294,7 @@ struct CoordinatorStateMachine {
     /// worker under that token, which then ends (its slot is free); nil when accepted.
     mutating func answerArrived(_ lease: LeaseRef, from worker: String) -> Refusal? {
         guard let peer = peers[worker] else { return .unknownWorker }
-        guard let token = peer.inFlight[lease.segment] else { return .noTask }
+        guard let token = peer.inFlight[lease.segment] else { return endedJobs.contains(lease.segment.jobID) ? .jobEnded : .noTask }
         guard token == lease.token else { return .wrongToken }
         taskEnded(lease.segment, worker: worker)
         return nil
@@ -462,6 +467,7 @@ struct CoordinatorStateMachine {
     /// A job ended or moved on: forgotten. Returns the workers to tell to cancel it; their slots are free.
     mutating func jobDropped(_ job: String) -> [String] {
         jobs[job] = nil
+        endedJobs.insert(job)
         var cancel: [String] = []
         for (id, peer) in peers where peer.inFlight.keys.contains(where: { $0.jobID == job }) {
             cancel.append(id)

@@ -171,6 +171,17 @@ struct CoordinatorStateMachineTests {
         #expect(r14.silent == ["w1"])
     }
 
+    /// A result that crossed its job's cancel is told apart from a result for a lease its worker never held.
+    @Test func anAnswerThatCrossedItsJobsEndIsNoRefusal() {
+        var machine = Self.machine(workers: ["w1": 1], jobs: [Self.jobA: 2])
+        var next = 0
+        let sent = Self.dispatchAll(&machine, job: Self.jobA, next: &next)
+        #expect(!sent.isEmpty)
+        #expect(machine.jobDropped(Self.jobA) == ["w1"])
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobA, 0)), from: "w1") == .jobEnded)
+        #expect(machine.answerArrived(Self.lease(Self.ref(Self.jobB, 0)), from: "w1") == .noTask)
+    }
+
     @Test func silenceIsJudgedBetweenHeartbeats() {
         var machine = Self.machine(workers: ["w1": 1]) { $0.heartbeatInterval = 1; $0.liveness = 3 }
         for now in [0.0, 1, 2, 3] { #expect(machine.tick(now: now).silent.isEmpty) }

@@ -50,6 +50,8 @@ enum CoordinatorMetrics {
         case .noTask: resultRefused(RefusedResult.noLease)
         case .wrongToken: resultRefused(RefusedResult.wrongToken)
         case .unauthorizedKey, .keyChanged: resultRefused(RefusedResult.unauthorizedKey)
+        // A cancel is no refusal: a result that crossed it is dropped without a count.
+        case .jobEnded: break
         }
     }
 
