@@ -53,17 +53,21 @@ package final class Cluster {
 
     /// Audits are off unless `extra` sets `--audit`: they add encodes the plan does not count, which tests of the
     /// plan's work would see (`AuditClusterTests` turns them on per job).
+    /// Seconds between heartbeats (silence after three): short enough that losses are found in seconds, long enough
+    /// that a whole suite on two cores does not starve a loop past the bound.
+    package static let heartbeat = "1"
+
     package func startCoordinator(_ extra: [String] = []) throws {
         let security = keys.map { ["--key", $0.coordinator + ".key", "--authorized-keys", $0.authorized] } ?? ["--insecure"]
         let audit = extra.contains("--audit") ? [] : ["--audit", "0"]
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", "0.5"] + security + audit + extra + db, log: "coordinator.log")
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", Self.heartbeat] + security + audit + extra + db, log: "coordinator.log")
     }
 
     /// Starts a worker; in a secure cluster with the key pair `key` (made by `keygen`; nil: no key at all).
     package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = []) throws {
         var security = ["--insecure"]
         if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", "0.5"] + security + extra, log: "\(id).log")
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", Self.heartbeat] + security + extra, log: "\(id).log")
     }
 
     /// Makes the cluster a secure one: a coordinator key pair and an empty authorized keys file.
