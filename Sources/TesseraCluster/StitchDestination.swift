@@ -11,9 +11,8 @@ enum StitchDestination {
     case object(temporary: String, location: S3Location)
 
     init(plan: JobPlan, output: String) {
-        if let location = S3Location(url: output) {
-            let name = ".tessera-upload-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).mp4"
-            self = .object(temporary: FileManager.default.temporaryDirectory.appendingPathComponent(name).path, location: location)
+        if plan.ladder == nil, let location = S3Location(url: output) {
+            self = .object(temporary: OutputPath.uploadStaging(pathExtension: "mp4"), location: location)
             return
         }
         self = LadderOutput(plan: plan, output: output).map { .ladder($0) } ?? .file(temporary: OutputPath.temporary(for: output), output: output)

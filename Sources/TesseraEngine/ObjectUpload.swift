@@ -4,13 +4,14 @@ import TesseraCore
 
 /// Puts a verified local file at an S3 key with a multipart upload, part size chosen from the file's size (at
 /// least 5 MiB, at most 10,000 parts): the object appears only at CompleteMultipartUpload, and any failure aborts the
-/// upload so that no part is left.
+/// upload so that no part is left. A file smaller than one part is one PUT.
 public enum ObjectUpload {
     public static func upload(_ file: String, to location: S3Location) throws(TesseraError) {
         let object = location.description
         guard let handle = FileHandle(forReadingAtPath: file) else { throw .output(object, "cannot read the finished file \(file)") }
         defer { try? handle.close() }
         let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value ?? 0
+        if size < Int64(S3MultipartUpload.minimumPartSize) { return try put(handle, to: location) }
         let upload: S3MultipartUpload
         do {
             upload = S3MultipartUpload(client: try InputSource.client(for: object), location: location, expectedSize: size)
@@ -38,6 +39,22 @@ public enum ObjectUpload {
         }
     }
 
+    /// A file smaller than one part (a ladder's segments and playlists, a thumbnail) in one PUT.
+    private static func put(_ handle: FileHandle, to location: S3Location) throws(TesseraError) {
+        let object = location.description
+        let body: Data
+        do { body = try handle.readToEnd() ?? Data() } catch {
+            throw .output(object, "cannot read the finished file (\(error.localizedDescription))")
+        }
+        do { _ = try InputSource.client(for: object).put(location, body: Array(body)) } catch let error as S3Error {
+            throw .output(error.object, error.detail)
+        } catch let error as TesseraError {
+            throw error
+        } catch {
+            throw .output(object, "\(error)")
+        }
+    }
+
     /// Refuses, before any work, an output whose bucket is missing or whose credentials S3 refuses (named in one
     /// line). Access denied passes: keys may put objects without being allowed to HEAD the bucket.
     public static func checkBucket(_ location: S3Location) throws(TesseraError) {
@@ -55,5 +72,11 @@ public enum ObjectUpload {
     /// Removes a placed object (the job was canceled after it was uploaded). Best effort.
     public static func remove(_ location: S3Location) {
         try? InputSource.client(for: location.description).delete(location)
+    }
+
+    /// Removes placed objects, last put first. Best effort.
+    public static func remove(_ locations: [S3Location]) {
+        guard let first = locations.first, let client = try? InputSource.client(for: first.description) else { return }
+        for location in locations.reversed() { try? client.delete(location) }
     }
 }

@@ -43,6 +43,7 @@ extension OutputPath {
     /// (every rung of the ladder as asked, before any is dropped). What `-y` must allow.
     public static func existing(_ output: String, ladder: LadderSpec?) -> [String] {
         guard let ladder else { return FileManager.default.fileExists(atPath: output) ? [output] : [] }
+        if S3Location.isS3(output) { return [] }  // objects are put over
         guard ladder.packaging.isStreaming else {
             return ladder.ladder.rungs.map { $0.outputPath(for: output) }.filter { FileManager.default.fileExists(atPath: $0) }
         }
@@ -67,9 +68,11 @@ extension OutputPath {
         }
     }
 
-    /// The folder of a streaming ladder: the playlist's or MPD's directory, as an absolute, standardized path.
+    /// The folder of a streaming ladder: the playlist's or MPD's directory, as an absolute, standardized path (for an
+    /// `s3://` output, the playlist's prefix as a URL).
     public static func streamingFolder(of output: String) -> String {
-        URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().standardizedFileURL.path
+        if S3Location.isS3(output), let slash = output.lastIndex(of: "/") { return String(output[..<slash]) }
+        return URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().standardizedFileURL.path
     }
 
     /// A hidden name beside `path` (same directory, so a rename moves it): `.NAME.tessera-TAG-PID-RANDOM`.

@@ -37,6 +37,11 @@ public enum Thumbnail {
     /// Everything about the thumbnail path a user can get wrong, checked before any work starts.
     public static func check(_ path: String, notOverwriting others: [String]) throws(TesseraError) {
         _ = try format(of: path)
+        if S3Location.isS3(path) {
+            guard let location = S3Location(url: path) else { throw .output(path, "name an object: s3://bucket/poster.jpg") }
+            if others.contains(path) { throw .output(path, "is the input or the output of this transcode") }
+            return try ObjectUpload.checkBucket(location)
+        }
         let target = URL(fileURLWithPath: path).standardizedFileURL.path
         if others.contains(where: { URL(fileURLWithPath: $0).standardizedFileURL.path == target }) {
             throw .output(path, "is the input or the output of this transcode")
@@ -71,15 +76,22 @@ public enum Thumbnail {
         let format = try format(of: path)
         func fail(_ problem: String) -> TesseraError { TesseraError(.output, path, problem) }
         do {
-            let input = try MediaInput(path: video)
+            let input = try open(video)
             guard let stream = input.bestVideoStream else { throw fail("\(video) has no video stream") }
             let (frame, chosen) = try decodeFrame(input, stream, at: seconds)
             let picture = try encode(frame, stream: stream, format: format)
-            let temporary = OutputPath.temporary(for: path, pathExtension: URL(fileURLWithPath: path).pathExtension)
+            let object = S3Location(url: path)
+            let ext = URL(fileURLWithPath: path).pathExtension
+            let temporary = object == nil ? OutputPath.temporary(for: path, pathExtension: ext) : OutputPath.uploadStaging(pathExtension: ext)
             guard FileManager.default.createFile(atPath: temporary, contents: Data(picture)) else {
                 throw fail("cannot write \(temporary)")
             }
-            try OutputPath.commit(temporary, to: path)
+            if let object {
+                defer { try? FileManager.default.removeItem(atPath: temporary) }
+                try ObjectUpload.upload(temporary, to: object)
+            } else {
+                try OutputPath.commit(temporary, to: path)
+            }
             let size = displaySize(stream)
             return Picture(path: path, format: format, width: size.width, height: size.height, seconds: chosen.seconds,
                            clamped: chosen.clamped)
@@ -90,6 +102,12 @@ public enum Thumbnail {
         } catch {
             throw fail("\(error)")
         }
+    }
+
+    /// The video to take the picture from: a local file or an `s3://` object (an output just put there).
+    static func open(_ video: String) throws -> MediaInput {
+        guard let location = S3Location(url: video) else { return try MediaInput(path: video) }
+        return try InputSource.open(location, try InputSource.head(location))
     }
 
     /// The frame shown at `seconds`: the last one whose time is at or before it.

@@ -21,7 +21,6 @@ struct OutputExtrasOptions: ParsableArguments {
 
     /// The mistakes that need the paths, refused before any work starts.
     func check(input: String?, output: String) throws(TesseraError) {
-        if thumbnail != nil, S3Location.isS3(output) { throw TesseraError(.settings, "--thumbnail", "is made from a local output, not an s3:// one") }
         if deleteSource, S3Location.isS3(input ?? "") { throw TesseraError(.settings, "--delete-source", "removes local files only, not an s3:// input") }
         if let thumbnail { try Thumbnail.check(thumbnail, notOverwriting: [output] + (input.map { [$0] } ?? [])) }
         if deleteSource { try SourceRemoval.check(input: input, output: output) }
