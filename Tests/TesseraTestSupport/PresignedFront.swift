@@ -63,7 +63,7 @@ package final class PresignedFront {
         from botocore.credentials import Credentials
 
         port, upstream, keys = int(sys.argv[1]), int(sys.argv[2]), dict(json.loads(sys.argv[3]))
-        HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+        HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect"}
 
         def quote(text):
             return urllib.parse.quote(text, safe="-_.~")
@@ -132,14 +132,16 @@ package final class PresignedFront {
                 connection.endheaders(body)
                 response = connection.getresponse()
                 data = response.read()
-                self.answer(response.status, {k: v for k, v in response.getheaders() if k.lower() not in HOP}, data)
+                headers = {k: v for k, v in response.getheaders() if k.lower() not in HOP}
+                self.answer(response.status, headers, data, response.getheader("Content-Length") if self.command == "HEAD" else None)
                 connection.close()
 
-            def answer(self, status, headers, data):
+            def answer(self, status, headers, data, length=None):
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                # A HEAD answers with the length the GET would have.
+                self.send_header("Content-Length", length or str(len(data)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
