@@ -18,8 +18,7 @@ import TesseraTestSupport
     init() throws {
         // Behind the front that checks presigned URLs: the local workers read their segments' bytes through them.
         moto = try MotoServer(presigned: true)
-        client = try moto.client()
-        try client.createBucket("media")
+        client = try moto.client(creatingBucket: "media")
         source = try Fixtures.media("s3-320x240.mp4", Fixtures.lavfi + ["-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
                                                                          "-g", "25", "-c:a", "aac", "-shortest"])
     }

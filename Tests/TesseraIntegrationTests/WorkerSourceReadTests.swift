@@ -10,12 +10,10 @@ import TesseraTestSupport
 @Suite(.serialized) final class WorkerSourceReadTests {
     let moto: MotoServer
     let client: S3Client
-    static let sourceFrames = 50
 
     init() throws {
         moto = try MotoServer(presigned: true)
-        client = try moto.client()
-        try client.createBucket("media")
+        client = try moto.client(creatingBucket: "media")
     }
 
     /// 2 s of 320x240 at 25 fps, 1 s GOPs, with AAC interleaved: 50 frames, in the container `ext` names.
@@ -65,7 +63,7 @@ import TesseraTestSupport
             let output = Fixtures.output("worker-read-\(ext).mp4")
             let record = try cluster.wait(try submit(cluster, "s3://media/in/clip.\(ext)", output))
             #expect(record.state == .done, "\(ext): \(record.error ?? "")")
-            #expect(try OutputFacts.read(output).countedFrames == Self.sourceFrames, "\(ext)")
+            #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames, "\(ext)")
             let sent = try sourceBytesSent(metrics) - before
             #expect(readByWorkers ? sent == 0 : sent > 0, "\(ext): \(sent) source bytes in the tasks")
             if readByWorkers {
@@ -94,7 +92,7 @@ import TesseraTestSupport
         let job = try submit(cluster, "s3://media/retried.mp4", output)
         let record = try cluster.wait(job)
         #expect(record.state == .done, "\(record.error ?? "")")
-        #expect(try OutputFacts.read(output).countedFrames == Self.sourceFrames)
+        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
         let store = try cluster.openStore()
         defer { store.close() }
         let failed = try store.segments(job).filter { $0.lastError != nil }

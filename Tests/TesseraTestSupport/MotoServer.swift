@@ -114,4 +114,11 @@ package final class MotoServer {
     package func client(_ credentials: AWSCredentials? = nil, retry: S3RetryPolicy = .standard) throws -> S3Client {
         try S3Client(configuration: configuration(credentials), retry: retry, sleep: { _ in })
     }
+
+    /// An administrator's client, with the bucket `name` made.
+    package func client(creatingBucket name: String) throws -> S3Client {
+        let client = try client()
+        try client.createBucket(name)
+        return client
+    }
 }
