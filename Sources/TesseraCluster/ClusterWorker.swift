@@ -44,6 +44,9 @@ public struct ClusterWorker: Service {
         /// Tests only, never a production path: this worker's results from the Nth on (counted from 1) are damaged
         /// under their valid lease, checksum recomputed (`WorkerFault`), as a broken or compromised host would.
         public var corruptResult: Int?
+        /// Tests only: this worker's first N reads of a task's source bytes use a URL whose signature is damaged, as
+        /// an expired or refused URL is refused (`WorkerFault.tampered`).
+        public var tamperSourceURLs: Int?
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {

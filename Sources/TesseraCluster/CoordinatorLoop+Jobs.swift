@@ -65,7 +65,8 @@ extension CoordinatorLoop {
             do {
                 let videoBytes = plan.probe.packets.reduce(0) { $0 + $1.size }
                 let segments = Dictionary(uniqueKeysWithValues: plan.cuts.segments.map { ($0.index, $0) })
-                loaded[id] = LoadedJob(plan: plan, reader: try SegmentReader(plan: plan), segments: segments)
+                let reader = try SegmentReader(plan: plan, urlSeconds: SourceRanges.urlLifetime(leaseSeconds: options.leaseSeconds))
+                loaded[id] = LoadedJob(plan: plan, reader: reader, segments: segments)
                 spooler.take(id)
                 machine.jobLoaded(id, segments: Set(segments.keys), outstanding: outstanding,
                                   payloadBytes: videoBytes / max(segments.count, 1), pass: plan.pass,
@@ -162,8 +163,9 @@ extension CoordinatorLoop {
         guard let job = loaded[ref.jobID], let segment = job.segments[ref.index] else { return }
         let payload: [UInt8]
         let packingStarted = Stopwatch.threadCPU
+        let shippedBefore = job.reader.shippedSourceBytes
         do {
-            payload = try job.reader.payload(for: segment)
+            payload = try job.reader.payload(for: segment, workerReads: sourceReaders.contains(worker))
         } catch {
             try store.release(ref.jobID, ref.index, worker: worker, error: nil)
             try? store.setState(ref.jobID, to: .failed, error: error.description)
@@ -175,6 +177,7 @@ extension CoordinatorLoop {
                         peerHeld: held[worker])
         machine.sent(ref, to: worker, token: token)
         CoordinatorMetrics.payloadSent.increment(by: payload.count)
+        CoordinatorMetrics.sourceSent.increment(by: Int(job.reader.shippedSourceBytes - shippedBefore))
         if firstTaskSent == nil { firstTaskSent = Stopwatch.now }
         // Packing is its own phase; step() charges the whole dispatch to `dispatch`.
         coordinator.phaseTimings.withValue {
@@ -182,6 +185,21 @@ extension CoordinatorLoop {
             $0.dispatch -= packing
             $0.segmentsDispatched += 1
             $0.payloadBytes += Int64(payload.count)
+        }
+    }
+
+    /// After a worker could not read a task's bytes from object storage: true when the input is not the object the
+    /// job pinned any more, and the job failed naming it (as a payload the coordinator cannot read fails it).
+    func sourceChanged(_ failure: ClusterMessage.Failure, from worker: String) throws -> Bool {
+        guard let job = loaded[failure.segment.jobID] else { return false }
+        do {
+            try job.plan.checkInput()
+            return false
+        } catch {
+            try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error)
+            try? store.setState(failure.segment.jobID, to: .failed, error: error.description)
+            drop(failure.segment.jobID)
+            return true
         }
     }
 }

@@ -50,6 +50,8 @@ final class CoordinatorLoop {
     var auditRates: [String: Double] = [:]
     var profiles: [String: String] = [:]
     var quarantinedKeys: [String: String] = [:]
+    /// Workers that read a task's source bytes from object storage themselves (`SourceRanges.capability`).
+    var sourceReaders: Set<String> = []
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -169,6 +171,7 @@ final class CoordinatorLoop {
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
             }
             if held[worker] == nil { held[worker] = HeldBytes() }
+            if ready.capabilities[SourceRanges.capability] == "1" { sourceReaders.insert(worker) } else { sourceReaders.remove(worker) }
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             try handBack(machine.storeLeasesFound(worker, storedLeases(of: worker), working: working), of: worker)
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
@@ -192,6 +195,8 @@ final class CoordinatorLoop {
             }
             if audits.isAuditLease(failure.segment, worker: worker, token: failure.token) { return audits.unanswered(failure.segment) }
             meter.abandoned(failure.segment)
+            // A worker that could not read its bytes: a replaced object fails the job, anything else is retried.
+            if failure.code == .sourceUnreadable, try sourceChanged(failure, from: worker) { return }
             if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
                 logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
                                                             "error": "\(failure.error)"])

@@ -13,4 +13,14 @@ enum WorkerFault {
         for i in start..<end { damaged.packets[n].data[i] ^= 0xFF }
         return damaged
     }
+
+    /// The task with its source URL's signature damaged in its last hex digit: S3 refuses it (403) as it refuses an
+    /// expired or revoked URL.
+    static func tampered(_ task: SegmentTask) -> SegmentTask {
+        guard var source = task.header.source, let last = source.url.last else { return task }
+        source.url = String(source.url.dropLast()) + (last == "0" ? "1" : "0")
+        var tampered = task
+        tampered.header.source = source
+        return tampered
+    }
 }

@@ -25,6 +25,8 @@ final class WorkerSession {
     let sharedContext: ZMQContext?
     /// Results made so far (`ClusterWorker.Options.corruptResult`).
     let resultsMade = Locked(0)
+    /// Tasks whose source bytes this worker read itself so far (`ClusterWorker.Options.tamperSourceURLs`).
+    let sourcesRead = Locked(0)
 
     init(options: ClusterWorker.Options, endpoint: String, pool: SlotPool, logger: Logger, context: ZMQContext? = nil) {
         sharedContext = context
@@ -48,6 +50,7 @@ final class WorkerSession {
         capabilities["cpu"] = String(FFmpeg.cpuFlags)
         // This build repeats its bytes with threads when a task asks (`SegmentTask.Header.repeatable`).
         capabilities[AuditBook.repeatableCapability] = "1"
+        capabilities[SourceRanges.capability] = "1"
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
@@ -233,14 +236,24 @@ final class WorkerSession {
         let benchBytesPerFrame = options.benchBytesPerFrame
         let niceness = options.encodeNiceness
         let corruptResult = options.corruptResult, resultsMade = self.resultsMade
+        let tamperSourceURLs = options.tamperSourceURLs, sourcesRead = self.sourcesRead
         startThread(name: "tessera-encode-\(ref.index)") {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             WorkerMetrics.encodeStarted()
             let message: ClusterMessage?
             var lastReport = Stopwatch.now
+            var code: ClusterMessage.Failure.Code?
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
+                if task.header.source != nil {
+                    // The bytes are read here, from object storage; a read that fails is said as such, and the task is retried.
+                    code = .sourceUnreadable
+                    let read = sourcesRead.withValue { count -> Int in count += 1; return count }
+                    if read <= tamperSourceURLs ?? 0 { task = WorkerFault.tampered(task) }
+                    task = try task.readingSource()
+                    code = nil
+                }
                 task.header.settings.threads = threads
                 if let rungs = task.header.rungs { task.header.rungs = rungs.map { var r = $0; r.settings.threads = threads; return r } }
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
@@ -263,7 +276,7 @@ final class WorkerSession {
                 message = nil
             } catch {
                 logger.warning("segment failed", metadata: ["job.id": "\(ref.jobID)", "segment.index": "\(ref.index)", "error": "\(error)"])
-                message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)"))
+                message = .failure(.init(segment: ref, attempt: header.attempt, token: header.token, error: "\(error)", code: code))
             }
             WorkerMetrics.encodeEnded(message)
             // A slot is an encode: it is free once the answer is ready, even while the answer waits for its

@@ -27,7 +27,10 @@ final class DirectPackets {
         self.path = plan.inputPath
         self.stamp = stamp
         self.fd = fd
-        guard agreesWithDemuxer(probe, input, packet) else {
+        guard Self.agreesWithDemuxer(probe, input, packet, read: { position, size in
+            var bytes = [UInt8](repeating: 0, count: size)
+            return bytes.withUnsafeMutableBytes({ readFully(fd, into: $0, at: position) }) ? bytes : nil
+        }) else {
             close(fd)
             return nil
         }
@@ -35,8 +38,10 @@ final class DirectPackets {
 
     deinit { close(fd) }
 
-    /// The first packets through the demuxer and read directly: the same timestamps, sizes and bytes.
-    func agreesWithDemuxer(_ probe: ProbeResult, _ input: MediaInput, _ packet: Packet) -> Bool {
+    /// The first packets through the demuxer and read at their positions by `read`: the same timestamps,
+    /// sizes and bytes. Shared with `ObjectPackets`, which reads them from object storage.
+    static func agreesWithDemuxer(_ probe: ProbeResult, _ input: MediaInput, _ packet: Packet,
+                                  read: (_ position: Int64, _ size: Int) -> [UInt8]?) -> Bool {
         do {
             try input.seekToStart()
             var index = 0
@@ -44,10 +49,8 @@ final class DirectPackets {
                 guard packet.streamIndex == probe.video.index else { continue }
                 let probed = probe.packets[index]
                 guard let position = probed.position, probed.pts == packet.pts, probed.dts == packet.dts,
-                      probed.size == packet.size, probed.mediaFlags == packet.mediaFlags else { return false }
-                var bytes = [UInt8](repeating: 0, count: probed.size)
-                guard bytes.withUnsafeMutableBytes({ readFully(fd, into: $0, at: position) }),
-                      packet.withData({ $0.elementsEqual(bytes) }) else { return false }
+                      probed.size == packet.size, probed.mediaFlags == packet.mediaFlags,
+                      let bytes = read(position, probed.size), packet.withData({ $0.elementsEqual(bytes) }) else { return false }
                 index += 1
             }
             return index == min(Self.checkedPackets, probe.packets.count)

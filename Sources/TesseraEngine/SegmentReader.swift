@@ -16,6 +16,11 @@ public final class SegmentReader {
     /// The input opened for reading packets at their probed positions, when that gives the demuxer's
     /// bytes (see `DirectPackets`); nil: every payload goes through the demuxer.
     let direct: DirectPackets?
+    /// Tasks for workers that read their own bytes from object storage, when the input allows (see
+    /// `ObjectPackets`); nil: every payload carries its packets.
+    let object: ObjectPackets?
+    /// Source bytes that payloads carried so far (none for tasks whose workers read their own).
+    public private(set) var shippedSourceBytes: Int64 = 0
 
     struct Key: Hashable {
         var pts: Int64?
@@ -23,13 +28,17 @@ public final class SegmentReader {
         var size: Int
     }
 
-    public init(plan: JobPlan) throws(TesseraError) {
+    /// `urlSeconds`: an `s3://` input's tasks may name their byte ranges under URLs presigned for that long,
+    /// instead of carrying the bytes (`payload(for:workerReads:)`); nil: they always carry them.
+    public init(plan: JobPlan, urlSeconds: Int? = nil) throws(TesseraError) {
         self.plan = plan
         input = try plan.reopenInput(headerOnly: true)
         var lookup: [Key: [Int]] = [:]
         for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
         self.lookup = lookup
         direct = DirectPackets(plan: plan, input: input, packet: packet)
+        let (input, packet) = (input, packet)
+        object = urlSeconds.flatMap { ObjectPackets(plan: plan, input: input, packet: packet, urlSeconds: $0) }
     }
 
     /// Segment `segment`'s payload as a value (run-out included).
@@ -46,13 +55,17 @@ public final class SegmentReader {
 
     /// Segment `segment`'s serialized payload, the bytes `task(for:).serialized()` gives, written
     /// straight from the demuxer's buffers into one allocation sized from the probe: what the
-    /// coordinator sends.
-    public func payload(for segment: PlannedSegment) throws(TesseraError) -> [UInt8] {
+    /// coordinator sends. `workerReads`: the worker can read its bytes itself, and the payload leaves them out
+    /// where the input allows (`ObjectPackets`).
+    public func payload(for segment: PlannedSegment, workerReads: Bool = false) throws(TesseraError) -> [UInt8] {
         let runOut = plan.runOut(after: segment)
         let last = segment.lastShippedPacket(runOut)
-        let header = CanonicalJSON.data(plan.task(segment, runOut, packets: []).header)
+        let task = plan.task(segment, runOut, packets: [])
         let shipped = plan.probe.packets[segment.firstPacket...last]
+        if workerReads, let object, let bytes = object.payload(header: task.header, packets: shipped) { return bytes }
+        let header = CanonicalJSON.data(task.header)
         let dataBytes = shipped.reduce(0) { $0 + $1.size }
+        shippedSourceBytes += Int64(dataBytes)
         if let direct, let bytes = direct.payload(header: header, packets: shipped, dataBytes: dataBytes) { return bytes }
         return try read(segment) { () throws -> [UInt8]? in
             try SegmentTask.write(header: header, packets: shipped.count, dataBytes: dataBytes) { put in

@@ -27,6 +27,8 @@ struct Worker: AsyncParsableCommand {
     @Option(name: .customLong("bench-skip-encode"), help: .hidden) var benchBytesPerFrame: Int?
     /// Tests only: damage this worker's results from the Nth on (`WorkerFault`).
     @Option(name: .customLong("fault-corrupt-from"), help: .hidden) var corruptResult: Int?
+    /// Tests only: damage the signature of this worker's first N source URLs (`WorkerFault.tampered`).
+    @Option(name: .customLong("fault-tamper-source-urls"), help: .hidden) var tamperSourceURLs: Int?
 
     func validate() throws {
         guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
@@ -48,6 +50,7 @@ struct Worker: AsyncParsableCommand {
         options.endpoints = connect
         options.benchBytesPerFrame = benchBytesPerFrame
         options.corruptResult = corruptResult
+        options.tamperSourceURLs = tamperSourceURLs
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         // /readyz answers 503 from the moment SIGTERM arrives, while the worker hands its work back.

@@ -117,18 +117,25 @@ import TesseraTestSupport
         #expect(gone?.code == .notFound)
     }
 
-    /// A presigned GET reads a range with no credentials at all (against an open moto; see MotoServer.init).
+    /// A presigned GET reads a range with no credentials at all, checked as S3 checks it (moto with authentication,
+    /// behind `PresignedFront`); a damaged signature, an expired URL and a replaced object (If-Match) are refused.
     @Test func presignedRangesNeedNoCredentials() throws {
-        let open = try MotoServer(authenticated: false)
-        let owner = try open.client()
+        let checked = try MotoServer(presigned: true)
+        let owner = try checked.client()
         try owner.createBucket("media")
         let data = Self.bytes(100_000, seed: 7)
         let object = S3Location(bucket: "media", key: "seg ment.mov")
         try owner.put(object, body: data)
         let url = owner.presignedGET(object, expires: 3600)
-        #expect(url.contains("X-Amz-Signature=") && !url.contains(open.admin.secretAccessKey))
+        #expect(url.contains("X-Amz-Signature=") && !url.contains(checked.admin.secretAccessKey))
         let reader = try S3PresignedReader(retry: S3RetryPolicy(attempts: 1, baseDelay: 0, maxDelay: 0))
         #expect(try reader.get(url, range: 1000..<2000, object: object.description) == Array(data[1000..<2000]))
+        let damaged = String(url.dropLast()) + (url.hasSuffix("0") ? "1" : "0")
+        let refused = #expect(throws: S3Error.self) { try reader.get(damaged, range: 0..<10, object: object.description) }
+        #expect(refused?.code == .credentialsRefused && refused?.status == 403)
+        let stale = owner.presignedGET(object, expires: 60, now: Int64(Date().timeIntervalSince1970) - 120)
+        let expired = #expect(throws: S3Error.self) { try reader.get(stale, range: 0..<10, object: object.description) }
+        #expect(expired?.code == .accessDenied && expired?.status == 403)
         let pinned = try owner.head(object).etag
         try owner.put(object, body: Self.bytes(100_000, seed: 8))
         let replaced = #expect(throws: S3Error.self) { try reader.get(url, range: 0..<10, ifMatch: pinned, object: object.description) }

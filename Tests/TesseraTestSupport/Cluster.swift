@@ -39,10 +39,12 @@ package final class Cluster {
         }
     }
 
-    package func spawn(_ arguments: [String], log: String) throws -> Process {
+    /// `environment`: the process's whole environment (nil: this one's).
+    package func spawn(_ arguments: [String], log: String, environment: [String: String]? = nil) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let path = directory.appendingPathComponent(log).path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -57,17 +59,19 @@ package final class Cluster {
     /// that a whole suite on two cores does not starve a loop past the bound.
     package static let heartbeat = "1"
 
-    package func startCoordinator(_ extra: [String] = []) throws {
+    package func startCoordinator(_ extra: [String] = [], environment: [String: String]? = nil) throws {
         let security = keys.map { ["--key", $0.coordinator + ".key", "--authorized-keys", $0.authorized] } ?? ["--insecure"]
         let audit = extra.contains("--audit") ? [] : ["--audit", "0"]
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", Self.heartbeat] + security + audit + extra + db, log: "coordinator.log")
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", Self.heartbeat] + security + audit + extra + db, log: "coordinator.log",
+                                environment: environment)
     }
 
     /// Starts a worker; in a secure cluster with the key pair `key` (made by `keygen`; nil: no key at all).
-    package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = []) throws {
+    package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = [], environment: [String: String]? = nil) throws {
         var security = ["--insecure"]
         if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", Self.heartbeat] + security + extra, log: "\(id).log")
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", Self.heartbeat] + security + extra, log: "\(id).log",
+                                environment: environment)
     }
 
     /// Makes the cluster a secure one: a coordinator key pair and an empty authorized keys file.

@@ -10,6 +10,8 @@ package final class MotoServer {
     package let admin: AWSCredentials
     package let reader: AWSCredentials
     private let process: Process
+    /// In front of moto when presigned URLs must be checked (`init(authenticated:presigned:)`).
+    private let front: PresignedFront?
 
     /// The IAM set-up, run through boto3 (installed with moto) while moto still admits unauthenticated actions.
     private static let setup = """
@@ -30,21 +32,30 @@ package final class MotoServer {
         print(json.dumps({"admin": user("tessera", ["s3:*"]), "reader": user("reader", ["s3:Get*", "s3:List*"])}))
         """
 
-    /// `authenticated: false` leaves moto open: its authentication refuses every presigned URL (it looks for an
-    /// Authorization header), so presigned reads are tested there and the presigned signature against AWS's example.
-    package init(authenticated: Bool = true) throws {
+    /// `authenticated: false` leaves moto open. moto's authentication answers every presigned URL with 500 (it
+    /// looks for an Authorization header), boto3's as Tessera's: `presigned: true` puts a `PresignedFront` before
+    /// it, which checks presigned URLs as S3 does, and `endpoint` is the front's.
+    package init(authenticated: Bool = true, presigned: Bool = false) throws {
         var lastError: (any Error)?
-        for _ in 0..<5 {
+        var started: (Int, Process, AWSCredentials, AWSCredentials)?
+        for _ in 0..<5 where started == nil {
             let port = Int.random(in: 20_000..<60_000)
             do {
-                (process, admin, reader) = try Self.start(port: port, authenticated: authenticated)
-                self.port = port
-                return
+                let (process, admin, reader) = try Self.start(port: port, authenticated: authenticated)
+                started = (port, process, admin, reader)
             } catch {
                 lastError = error
             }
         }
-        throw lastError!
+        guard let started else { throw lastError! }
+        (port, process, admin, reader) = started
+        do {
+            front = presigned ? try PresignedFront(upstream: port, keys: [admin, reader].map { PresignedFront.AWSKeyPair($0.accessKeyID, $0.secretAccessKey) }) : nil
+        } catch {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw error
+        }
     }
 
     private static func start(port: Int, authenticated: Bool) throws -> (Process, AWSCredentials, AWSCredentials) {
@@ -82,7 +93,7 @@ package final class MotoServer {
         process.waitUntilExit()
     }
 
-    package var endpoint: String { "http://127.0.0.1:\(port)" }
+    package var endpoint: String { "http://127.0.0.1:\(front?.port ?? port)" }
 
     /// A configuration as `tessera` resolves it from the environment: these keys, this endpoint.
     package func configuration(_ credentials: AWSCredentials? = nil, region: String = "us-east-1") throws -> S3Configuration {
@@ -102,5 +113,12 @@ package final class MotoServer {
 
     package func client(_ credentials: AWSCredentials? = nil, retry: S3RetryPolicy = .standard) throws -> S3Client {
         try S3Client(configuration: configuration(credentials), retry: retry, sleep: { _ in })
+    }
+
+    /// An administrator's client, with the bucket `name` made.
+    package func client(creatingBucket name: String) throws -> S3Client {
+        let client = try client()
+        try client.createBucket(name)
+        return client
     }
 }

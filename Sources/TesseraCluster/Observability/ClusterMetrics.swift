@@ -20,6 +20,8 @@ enum CoordinatorMetrics {
     static let auditEncodeSeconds = FloatingPointCounter(label: "tessera_audit_encode_seconds_total")
     static let payloadSent = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "sent")])
     static let payloadReceived = Counter(label: "tessera_payload_bytes_total", dimensions: [("direction", "received")])
+    /// Source packet bytes inside the task payloads sent: none for tasks whose workers read their own from S3.
+    static let sourceSent = Counter(label: "tessera_source_bytes_sent_total")
     private static let workersLast = Locked(-1)
 
     /// Why a result was refused: the `reason` label of `tessera_results_refused_total`.
@@ -63,7 +65,7 @@ enum CoordinatorMetrics {
 
     /// Every series starts at 0, so dashboards and `rate()` see it before its first event.
     static func register() {
-        _ = (segmentsCompleted, leasesExpired, workersQuarantined, payloadSent, payloadReceived, refusedCounters)
+        _ = (segmentsCompleted, leasesExpired, workersQuarantined, payloadSent, payloadReceived, sourceSent, refusedCounters)
         workers(0)
     }
 }

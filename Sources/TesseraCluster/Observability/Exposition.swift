@@ -20,6 +20,7 @@ enum Exposition {
         "tessera_audit_mismatches_total": "Audits whose two encodes differed (a third encode decides).",
         "tessera_audit_encode_seconds_total": "Seconds workers spent on audit encodes.",
         "tessera_payload_bytes_total": "Payload bytes sent to workers and results received.",
+        "tessera_source_bytes_sent_total": "Source packet bytes inside the task payloads sent (workers reading from S3 get none).",
         "tessera_store_seconds": "Each job store statement or transaction.",
         "tessera_segment_encode_seconds": "Each segment's encode.",
         "tessera_encoded_frames_total": "Frames in the segments this worker encoded.",

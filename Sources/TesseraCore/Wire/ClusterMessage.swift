@@ -144,12 +144,23 @@ public enum ClusterMessage: Hashable, Sendable {
         /// The task's lease token.
         public var token: String
         public var error: String
+        /// What kind of failure, when the worker knows (nil: the encode failed); a code a peer does not know is kept.
+        public var code: Code?
 
-        public init(segment: SegmentRef, attempt: Int, token: String, error: String) {
+        /// A failure code: a string on the wire, so that a newer peer's codes still decode.
+        public struct Code: RawRepresentable, Codable, Hashable, Sendable {
+            public var rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            /// The task's source bytes could not be read from object storage (refused, expired, unreachable).
+            public static let sourceUnreadable = Code(rawValue: "source_unreadable")
+        }
+
+        public init(segment: SegmentRef, attempt: Int, token: String, error: String, code: Code? = nil) {
             self.segment = segment
             self.attempt = attempt
             self.token = token
             self.error = error
+            self.code = code
         }
     }
 

@@ -27,6 +27,8 @@ public struct SegmentTask: BlobPayload {
         /// True: the encode must give the same bytes on every worker alike (an audited job), even with more than one
         /// libx264 thread (`SegmentEncoder.encoderConfig`); nil: repeatable with one thread only.
         public var repeatable: Bool?
+        /// The packets' bytes are read by the worker from object storage (their records carry none); nil: in the payload.
+        public var source: SourceRanges?
     }
 
     /// One rung of a ladder task: its picture, its encoder settings and, in two passes, its own pass.
@@ -49,10 +51,10 @@ public struct SegmentTask: BlobPayload {
     public init(jobID: String, segment: PlannedSegment, timeBase: Rational, codec: CodecParameters,
                 output: VideoOutputFormat, settings: EncoderSettings, runOut: RunOut? = nil, leadIn: Int? = nil,
                 pass: PassInput? = nil, sceneCuts: Bool? = nil, rungs: [RungEncoding]? = nil, forcedKeyframes: [Int64]? = nil,
-                repeatable: Bool? = nil, packets: [MediaPacket]) {
+                repeatable: Bool? = nil, source: SourceRanges? = nil, packets: [MediaPacket]) {
         header = Header(jobID: jobID, segment: segment, timeBase: timeBase, codec: codec, output: output, settings: settings,
                         runOut: runOut, leadIn: leadIn, pass: pass, sceneCuts: sceneCuts, rungs: rungs, forcedKeyframes: forcedKeyframes,
-                        repeatable: repeatable)
+                        repeatable: repeatable, source: source)
         self.packets = packets
     }
 
@@ -99,6 +101,9 @@ public struct SegmentTask: BlobPayload {
         }
         guard packets.count == span + 1 else {
             throw .badHeader("\(packets.count) packets for a segment of \(span + 1)")
+        }
+        if let source = header.source, !source.isValid(packets: packets.count) || packets.contains(where: { !$0.data.isEmpty }) {
+            throw .badHeader("source ranges out of range")
         }
         self.header = header
         self.packets = packets

@@ -1,0 +1,118 @@
+import Foundation
+import S3Kit
+import Testing
+import TesseraCore
+import TesseraTestSupport
+
+/// Workers that read an `s3://` input's bytes themselves, through presigned URLs checked as S3 checks them (moto with
+/// authentication on, behind `PresignedFront`): real coordinator and worker processes, the workers with no AWS
+/// variable in their environment.
+@Suite(.serialized) final class WorkerSourceReadTests {
+    let moto: MotoServer
+    let client: S3Client
+
+    init() throws {
+        moto = try MotoServer(presigned: true)
+        client = try moto.client(creatingBucket: "media")
+    }
+
+    /// 2 s of 320x240 at 25 fps, 1 s GOPs, with AAC interleaved: 50 frames, in the container `ext` names.
+    static func source(_ ext: String) throws -> String {
+        try Fixtures.media("worker-read-320x240.\(ext)", Fixtures.lavfi + ["-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25",
+                                                                         "-c:a", "aac", "-shortest"])
+    }
+
+    func upload(_ path: String, _ key: String) throws {
+        _ = try client.put(S3Location(bucket: "media", key: key), body: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// The coordinator with this moto's keys and a metrics port; each worker with no AWS variable at all.
+    func start(_ cluster: Cluster, metrics: Int, workers: Int = 1, coordinator extra: [String] = [], worker faults: [String] = []) throws {
+        let own = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(metrics)"] + extra, environment: own.merging(moto.environment()) { $1 })
+        for n in 0..<workers { try cluster.startWorker("w\(n)", faults, environment: own) }
+    }
+
+    func submit(_ cluster: Cluster, _ input: String, _ output: String) throws -> String {
+        let result = try Tool.run(cluster.binary, ["submit", input, "-o", output, "--preset", "veryfast", "--segment-seconds", "1"] + cluster.db,
+                                  environment: moto.environment())
+        guard result.status == 0 else { throw ToolError("submit: \(result.stderr)") }
+        return result.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func sourceBytesSent(_ port: Int) throws -> Double {
+        try #require(HTTP.samples(try HTTP.get(port, "/metrics").body)["tessera_source_bytes_sent_total"])
+    }
+
+    /// The MD5 of the output's video packets, by ffmpeg.
+    static func videoDigest(_ path: String) throws -> String {
+        try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "md5", "-"]).text
+    }
+
+    /// An MP4 from S3 encodes to the same video as from the file, and its tasks carried no source bytes; Matroska and
+    /// MPEG-TS, whose packets are not whole at their positions, are shipped as before and frame-exact too.
+    @Test func workersReadTheirOwnBytesFrameExact() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let metrics = Cluster.freePort()
+        try start(cluster, metrics: metrics, workers: 2)
+        for (ext, readByWorkers) in [("mp4", true), ("mkv", false), ("ts", false)] {
+            let source = try Self.source(ext)
+            try upload(source, "in/clip.\(ext)")
+            let before = try sourceBytesSent(metrics)
+            let output = Fixtures.output("worker-read-\(ext).mp4")
+            let record = try cluster.wait(try submit(cluster, "s3://media/in/clip.\(ext)", output))
+            #expect(record.state == .done, "\(ext): \(record.error ?? "")")
+            #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames, "\(ext)")
+            let sent = try sourceBytesSent(metrics) - before
+            #expect(readByWorkers ? sent == 0 : sent > 0, "\(ext): \(sent) source bytes in the tasks")
+            if readByWorkers {
+                let local = Fixtures.output("worker-read-local-\(ext).mp4")
+                #expect(try cluster.wait(try submit(cluster, source, local)).state == .done)
+                #expect(try Self.videoDigest(output) == Self.videoDigest(local))
+                #expect(try sourceBytesSent(metrics) > before, "the local file's tasks carry its bytes")
+            }
+        }
+        for (id, worker) in cluster.workers {
+            let environment = try String(contentsOfFile: "/proc/\(worker.processIdentifier)/environ", encoding: .utf8)
+            #expect(!environment.contains("AWS_"), "\(id)'s environment")
+            #expect(!cluster.log("\(id).log").contains("X-Amz-Signature"))
+        }
+        #expect(!cluster.log("coordinator.log").contains("X-Amz-Signature"))
+    }
+
+    /// A worker whose first URL is refused (its signature damaged, as S3 refuses an expired one): that task fails with
+    /// its own code, goes back, and the job completes frame-exact.
+    @Test func aRefusedURLIsRetried() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try start(cluster, metrics: Cluster.freePort(), worker: ["--fault-tamper-source-urls", "1"])
+        try upload(try Self.source("mp4"), "retried.mp4")
+        let output = Fixtures.output("worker-read-retried.mp4")
+        let job = try submit(cluster, "s3://media/retried.mp4", output)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let failed = try store.segments(job).filter { $0.lastError != nil }
+        #expect(failed.count == 1 && failed[0].attempts >= 1, "\(failed.map { ($0.index, $0.attempts, $0.lastError ?? "") })")
+        #expect(failed.first?.lastError?.hasPrefix("s3://media/retried.mp4: ") == true)
+        #expect(failed.first?.lastError?.contains("X-Amz-Signature") == false)
+    }
+
+    /// URLs refused on every try: the job fails after its attempts naming the object, and its s3:// output never appears.
+    @Test func URLsRefusedEveryTimeFailTheJob() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try start(cluster, metrics: Cluster.freePort(), coordinator: ["--attempts", "2"], worker: ["--fault-tamper-source-urls", "1000"])
+        try upload(try Self.source("mp4"), "refused.mp4")
+        let record = try cluster.wait(try submit(cluster, "s3://media/refused.mp4", "s3://media/refused-out.mp4"))
+        #expect(record.state == .failed)
+        let error = record.error ?? ""
+        #expect(error.contains("failed after 2 attempts") && error.contains("s3://media/refused.mp4: "), "\(error)")
+        let missing = #expect(throws: S3Error.self) { try self.client.head(S3Location(bucket: "media", key: "refused-out.mp4")) }
+        #expect(missing?.code == .notFound)
+        #expect(try client.listMultipartUploads(bucket: "media").isEmpty)
+    }
+}
