@@ -22,6 +22,9 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
     public var keyint: Int
     /// Maximum GOP length in seconds; the planner folds it into `keyint` (whichever is shorter).
     public var keyintSeconds: Double?
+    /// true: no `--keyint` was given and the encoder's own interval depends on the frame rate (SVT-AV1's), so the
+    /// planner sets `keyint` from the output's rate; nil otherwise.
+    public var encoderKeyint: Bool?
     public var bframes: Int
     /// libx264 threads per encoder.
     public var threads: Int

@@ -202,13 +202,17 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if videoCodec == .av1, ladder != nil, twoPass == true {
             throw SettingsError("--two-pass makes H.264 and HEVC rungs only: leave out --codec av1 or --two-pass")
         }
+        let preset = preset ?? videoCodec.defaultPreset
         var settings = EncoderSettings(
-            preset: preset ?? videoCodec.defaultPreset, crf: bitrate == nil ? (crf ?? videoCodec.defaultCRF) : nil,
+            preset: preset, crf: bitrate == nil ? (crf ?? videoCodec.defaultCRF) : nil,
             bitrate: try Self.rate(bitrate, "--bitrate"), maxrate: try Self.rate(maxrate, "--maxrate"),
             bufsize: try Self.rate(bufsize, "--bufsize"), profile: profile ?? videoCodec.defaultProfile, level: level,
-            keyint: keyint ?? defaults.settings.keyint, bframes: bframes ?? defaults.settings.bframes,
+            keyint: keyint ?? defaults.settings.keyint,
+            bframes: bframes ?? videoCodec.defaultBFrames(preset: preset) ?? defaults.settings.bframes,
             threads: threads ?? defaults.settings.threads, keyintSeconds: keyintSeconds, passes: passes)
         if videoCodec != .h264 { settings.codec = videoCodec }
+        // SVT-AV1's own interval depends on the frame rate: the planner sets it (`defaultKeyint`).
+        if keyint == nil, videoCodec == .av1 { settings.encoderKeyint = true }
         // --bitrate runs two passes unless told otherwise (H.264 and HEVC); CBR stays one pass. Frozen with the job.
         if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate {
             settings.passes = videoCodec == .av1 ? 1 : 2

@@ -43,6 +43,25 @@ public enum VideoCodec: String, Codable, Hashable, Sendable, CaseIterable {
     public var defaultCRF: Double { self == .h264 ? 23 : self == .hevc ? 28 : 35 }
     public var defaultProfile: String { self == .h264 ? "high" : "main" }
 
+    /// SVT-AV1's own keyframe interval at a frame rate, as a whole-file encode through ffmpeg gets it: its default
+    /// intra period ((⌊fps⌋ + 32) / 32 × 32 × 5 frames) plus the key frame, 161 frames at 24–31 fps and 321 at
+    /// 50–60; nil for x264 and x265, whose default (250) does not depend on the rate.
+    public func defaultKeyint(framesPerSecond: Double) -> Int? {
+        guard self == .av1 else { return nil }
+        return (max(0, Int(framesPerSecond)) + 32) / 32 * 32 * 5 + 1
+    }
+
+    /// x265's own B-frames at `preset` (3 at the two fastest, 8 from slower, else 4); nil: the settings' default
+    /// (x264's 3; SVT-AV1 takes no count). A whole-file `ffmpeg -c:v libx265` encodes with these.
+    public func defaultBFrames(preset: String) -> Int? {
+        guard self == .hevc else { return nil }
+        switch preset {
+        case "ultrafast", "superfast": return 3
+        case "slower", "veryslow", "placebo": return 8
+        default: return 4
+        }
+    }
+
     /// Constant quality's range: x264 and x265 0–51, SVT-AV1 1–63 in whole steps.
     public var crfRange: ClosedRange<Double> { self == .av1 ? 1...63 : 0...51 }
 

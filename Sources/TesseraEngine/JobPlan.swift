@@ -187,7 +187,11 @@ public enum JobPlanner {
         let output = try OutputPicture.format(probe, options.picture, settings, sourceRate: sourceRate)
         let fps = output.frameRate.doubleValue
 
-        // Keyframe interval: frames or seconds, whichever comes first.
+        // Keyframe interval: the encoder's own for the output's rate when none was given (SVT-AV1; a ladder's rungs
+        // keep 250, their packaging segments open on key frames), then frames or seconds, whichever comes first.
+        if settings.encoderKeyint == true, options.ladder == nil, let keyint = settings.videoCodec.defaultKeyint(framesPerSecond: fps) {
+            settings.keyint = keyint
+        }
         if let seconds = settings.keyintSeconds {
             settings.keyint = max(1, min(settings.keyint, Int((seconds * fps).rounded())))
         }

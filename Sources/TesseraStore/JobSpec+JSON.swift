@@ -8,7 +8,7 @@ struct JobSpecJSON: Encodable {
 
     enum CodingKeys: String, CodingKey { case settings, audio, segmentSeconds, picture, ladder, outputMode, replacesOutputs, audit }
     enum SettingsKeys: String, CodingKey {
-        case codec, preset, crf, bitrate, maxrate, bufsize, profile, level, keyint, keyintSeconds, bframes, threads, passes
+        case codec, preset, crf, bitrate, maxrate, bufsize, profile, level, keyint, keyintSeconds, encoderKeyint, bframes, threads, passes
     }
     enum AudioKeys: String, CodingKey { case mode, bitrate, sampleRate, channels, track }
     enum PictureKeys: String, CodingKey { case size, maxSize, scaler, fps, rotate, mirror, color }
@@ -27,6 +27,7 @@ struct JobSpecJSON: Encodable {
         try settings.encode(s.level, forKey: .level)
         try settings.encode(s.keyint, forKey: .keyint)
         try settings.encode(s.keyintSeconds, forKey: .keyintSeconds)
+        try settings.encode(s.encoderKeyint, forKey: .encoderKeyint)
         try settings.encode(s.bframes, forKey: .bframes)
         try settings.encode(s.threads, forKey: .threads)
         try settings.encode(s.passes, forKey: .passes)

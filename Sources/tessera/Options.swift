@@ -42,7 +42,7 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: "Level, e.g. 3.1 or 4.1 (h264 default: the lowest that fits, pinned for every segment; hevc: x265's choice; not av1).") var level: String?
     @Option(help: "Maximum GOP length in frames (default 250).") var keyint: Int?
     @Option(help: "Maximum GOP length in seconds; with --keyint, whichever is shorter.") var keyintSeconds: Double?
-    @Option(help: "B-frames, 0-16 (0 turns them off; default 3).") var bframes: Int?
+    @Option(help: "B-frames, 0-16 (0 turns them off; default 3, HEVC x265's for the preset).") var bframes: Int?
     @Option(help: "libx264 threads per encoder (default 1).") var threads: Int?
 
     @Option(help: ArgumentHelp("Exact output size, e.g. 1280x720 (even numbers).", valueName: "WxH")) var size: String?

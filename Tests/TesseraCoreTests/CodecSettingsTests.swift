@@ -16,7 +16,16 @@ struct CodecSettingsTests {
         #expect(h264.settings.digest == EncoderSettings().digest)
         let hevc = try resolved { $0.codec = "hevc" }
         #expect(hevc.settings.codec == .hevc && hevc.settings.preset == "medium" && hevc.settings.crf == 28 && hevc.settings.profile == "main")
+        #expect(hevc.settings.bframes == 4 && h264.settings.bframes == 3, "x265's B-frames at medium, x264's at its default")
+        #expect(try resolved { $0.codec = "hevc"; $0.preset = "slower" }.settings.bframes == 8)
+        #expect(try resolved { $0.codec = "hevc"; $0.preset = "superfast" }.settings.bframes == 3)
+        #expect(try resolved { $0.codec = "hevc"; $0.bframes = 2 }.settings.bframes == 2)
         let av1 = try resolved { $0.codec = "av1" }
+        #expect(av1.settings.encoderKeyint == true && hevc.settings.encoderKeyint == nil && h264.settings.encoderKeyint == nil)
+        #expect(try resolved { $0.codec = "av1"; $0.keyint = 100 }.settings.encoderKeyint == nil, "a given --keyint stands")
+        // SVT-AV1's default intra period through ffmpeg, as its keyframes fall in a whole-file encode.
+        #expect([23.976, 25, 30, 50, 60, 120].map { VideoCodec.av1.defaultKeyint(framesPerSecond: $0) } == [161, 161, 161, 321, 321, 641])
+        #expect(VideoCodec.hevc.defaultKeyint(framesPerSecond: 30) == nil && VideoCodec.h264.defaultKeyint(framesPerSecond: 30) == nil)
         #expect(av1.settings.codec == .av1 && av1.settings.preset == "10" && av1.settings.crf == 35 && av1.settings.effectiveBFrames == 0)
         #expect(av1.settings.leadInFrames == 0 && av1.settings.lookaheadFrames == 0, "no lead-in or run-out without forced key frames")
         #expect(try resolved { $0.codec = "hevc"; $0.profile = "main10" }.settings.tenBit)
