@@ -102,7 +102,8 @@ def main():
                                        "speedup": statistics.median(f) / statistics.median(t)}
             for name in a.clips.split(","):
                 real_footage.note(f"{codec}: quality on {name}")
-                source = clips[name]
+                # Any other clip by name from CACHE/real (e.g. a trimmed photos clip made by hand).
+                source = clips.get(name) or os.path.join(a.cache, "real", name + ".mp4")
                 made = real_footage.run(tessera_args(a.tessera, codec, source, ours, preset, crf, data_dir) + ["--json"],
                                         capture_output=True, text=True)
                 segments = json.loads(made.stdout)["segmentFrames"]

@@ -201,7 +201,9 @@ public enum JobPlanner {
                                       minimumSegments: max(1, options.workers * 2),
                                       maxPreRollRatio: options.maxPreRollRatio)
         planOptions.encoders = options.workers
-        planOptions.detectsScenes = settings.preset != "ultrafast"
+        // x264's ultrafast places no scene cuts; nor does SVT-AV1 through libavcodec 5.1 (scene detection off): its
+        // whole-file key frames are its interval's cadence alone, which the cuts then follow.
+        planOptions.detectsScenes = settings.preset != "ultrafast" && settings.videoCodec != .av1
         if planOptions.segmentSeconds == nil, let load = options.load {
             let pixels = Double(output.width) * Double(output.height)
             planOptions.segmentation = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,

@@ -99,6 +99,33 @@ import TesseraTestSupport
         #expect(try OutputFacts.read(output).decodeErrors.isEmpty)
     }
 
+    /// SVT-AV1 through libavcodec 5.1 places no key frame at a scene cut, only on its interval's cadence: an AV1 job's
+    /// key frames are a whole-file `ffmpeg -c:v libsvtav1` encode's, not the scene cuts an H.264 forecast would pick.
+    @Test func av1KeyFramesAreTheWholeFileEncodes() throws {
+        let source = try Fixtures.media("av1-scenes.mp4", ["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25:duration=5",
+                                                           "-f", "lavfi", "-i", "mandelbrot=size=160x96:rate=25:end_scale=0.8",
+                                                           "-f", "lavfi", "-i", "smptebars=size=160x96:rate=25:duration=5",
+                                                           "-filter_complex", "[1:v]trim=duration=4,setpts=PTS-STARTPTS[m];[0:v][m][2:v]concat=n=3:v=1[v]",
+                                                           "-map", "[v]", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
+        func keyFrames(_ path: String) throws -> [Int] {
+            let flags = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
+            return flags.split(whereSeparator: \.isNewline).enumerated().compactMap { $1.hasPrefix("K") ? $0 : nil }
+        }
+        let whole = Fixtures.output("av1-scenes-ffmpeg.mp4")
+        let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c:v", "libsvtav1", "-preset", "13",
+                                           "-crf", "35", whole])
+        try #require(made.status == 0, "\(made.stderr)")
+        var options = Self.options(.av1)
+        options.segmentSeconds = nil
+        options.settings.encoderKeyint = true
+        let output = Fixtures.output("av1-scenes.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let report = try LocalTranscoder().transcode(input: source, output: output, options: options)
+        let expected = try keyFrames(whole)
+        #expect(expected == [0, 161, 322], "SVT-AV1's cadence at 25 fps, whatever the scenes: \(expected)")
+        #expect(try keyFrames(output) == expected, "segments at \(report.plan.cuts.segments.map(\.frameCount))")
+    }
+
     /// The verifier's segment-start check on files ffmpeg makes: a claimed segment start on a CRA (x265's default
     /// keyframe), a P-frame, or an AV1 inter frame fails; the encode's first frame passes.
     @Test(arguments: [VideoCodec.h264, .hevc, .av1])
