@@ -71,6 +71,10 @@ final class CurlEasy {
 
     private static let write: tessera_curl_data_callback = { data, size, count, context in
         let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
+        // The whole body at once when its length is known: growing by doubling would hold up to three times a range.
+        if exchange.body.isEmpty, let length = exchange.headers["content-length"].flatMap(Int.init), length > 0, length <= 1 << 31 {
+            exchange.body.reserveCapacity(length)
+        }
         exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
         return size * count
     }

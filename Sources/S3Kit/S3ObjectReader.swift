@@ -32,6 +32,7 @@ public final class S3ObjectReader: RandomAccessBytes {
         if !(windowStart..<windowEnd).contains(offset) {
             nextFetch = offset == windowEnd && !window.isEmpty ? min(nextFetch * 2, Self.largestFetch) : Self.firstFetch
             let end = min(size, offset + Int64(max(buffer.count, nextFetch)))
+            window = []  // the old window goes before the new one arrives
             window = try client.get(location, range: offset..<end, ifMatch: etag)
             windowStart = offset
             requests += 1
