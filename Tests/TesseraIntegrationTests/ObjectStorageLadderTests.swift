@@ -14,8 +14,7 @@ import TesseraTestSupport
 
     init() throws {
         moto = try MotoServer()
-        client = try moto.client()
-        try client.createBucket("media")
+        client = try moto.client(creatingBucket: "media")
     }
 
     func transcode(_ arguments: [String], credentials: AWSCredentials? = nil) throws -> Tool.Output {
