@@ -199,8 +199,8 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
                                                passes: passes) {
             throw SettingsError("\(option) does not apply to --codec \(videoCodec.rawValue)")
         }
-        if videoCodec == .av1, ladder != nil, twoPass == true {
-            throw SettingsError("--two-pass makes H.264 and HEVC rungs only: leave out --codec av1 or --two-pass")
+        if videoCodec != .h264, ladder != nil, twoPass == true {
+            throw SettingsError("--two-pass makes H.264 rungs only: leave out --codec \(videoCodec.rawValue) or --two-pass")
         }
         let preset = preset ?? videoCodec.defaultPreset
         var settings = EncoderSettings(

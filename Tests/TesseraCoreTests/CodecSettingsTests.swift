@@ -44,7 +44,7 @@ struct CodecSettingsTests {
             ("unknown --profile 'high' for HEVC", { $0.codec = "hevc"; $0.profile = "high" }),
             ("--crf must be a whole number between 1 and 63 for AV1", { $0.codec = "av1"; $0.crf = 20.5 }),
             ("unknown --level '4.4' for HEVC", { $0.codec = "hevc"; $0.level = "4.4" }),
-            ("--two-pass makes H.264 and HEVC rungs only", { $0.codec = "av1"; $0.ladder = ["720"]; $0.twoPass = true }),
+            ("--two-pass makes H.264 rungs only", { $0.codec = "hevc"; $0.ladder = ["720"]; $0.twoPass = true }),
         ]
         for (message, fill) in cases {
             do {

@@ -165,14 +165,13 @@ import TesseraTestSupport
 /// `--ladder … --two-pass` end to end: each rung's rate is its average, hit within 10 % as ffprobe measures it;
 /// every rung holds every frame, with keyframes at the same instants at every packaging cut.
 @Suite(.serialized) struct LadderTwoPassTests {
-    @Test(arguments: ["h264", "hevc"])
-    func eachRungLandsOnItsOwnAverage(_ codec: String) throws {
+    @Test func eachRungLandsOnItsOwnAverage() throws {
         let source = try Fixtures.cleanThenNoisy()
-        let output = Fixtures.output("two-pass-ladder-\(codec).mp4")
+        let output = Fixtures.output("two-pass-ladder.mp4")
         let rungs = [(name: "240p", kbps: 500), (name: "144p", kbps: 200)]
         let files = rungs.map { output.replacingOccurrences(of: ".mp4", with: "_\($0.name).mp4") }
         defer { for f in files { try? FileManager.default.removeItem(atPath: f) } }
-        let run = try Tool.run(Tool.tesseraBinary, ["transcode", source, "-o", output, "-y", "--codec", codec, "--preset", "veryfast", "--ladder", "240:500k,144:200k",
+        let run = try Tool.run(Tool.tesseraBinary, ["transcode", source, "-o", output, "-y", "--preset", "veryfast", "--ladder", "240:500k,144:200k",
                                                     "--two-pass", "--hls-time", "2", "--audio", "none", "--workers", "2",
                                                     "--data-dir", TwoPassTests.dataDir])
         try #require(run.status == 0, "\(run.stderr)")
@@ -184,8 +183,6 @@ import TesseraTestSupport
             #expect(facts.countedFrames == sourceFrames, "\(rung.name) is frame-exact")
             let kbps = Double(try Tool.videoBytes(file) * 8) / (Double(facts.countedFrames) / 25) / 1000
             #expect(abs(kbps / Double(rung.kbps) - 1) < 0.10, "\(rung.name): \(kbps) kb/s for \(rung.kbps)")
-            let name = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", file])
-            #expect(name.trimmingCharacters(in: .whitespacesAndNewlines) == codec, "\(rung.name): \(name)")
             let packets = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", file])
             keyframes.append(Set(packets.split(whereSeparator: \.isNewline).compactMap { line -> Int? in
                 let fields = line.split(separator: ",")
