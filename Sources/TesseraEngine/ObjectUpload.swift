@@ -46,13 +46,8 @@ public enum ObjectUpload {
         do { body = try handle.readToEnd() ?? Data() } catch {
             throw .output(object, "cannot read the finished file (\(error.localizedDescription))")
         }
-        do { _ = try InputSource.client(for: object).put(location, body: Array(body)) } catch let error as S3Error {
-            throw .output(error.object, error.detail)
-        } catch let error as TesseraError {
-            throw error
-        } catch {
-            throw .output(object, "\(error)")
-        }
+        let client = try InputSource.client(for: object)
+        do { _ = try client.put(location, body: Array(body)) } catch { throw .output(error.object, error.detail) }
     }
 
     /// Refuses, before any work, an output whose bucket is missing or whose credentials S3 refuses (named in one

@@ -37,7 +37,7 @@ public final class SegmentReader {
         for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
         self.lookup = lookup
         direct = DirectPackets(plan: plan, input: input, packet: packet)
-        let (input, packet) = (input, packet)
+        let (input, packet) = (input, packet)  // locals: the closure below may not capture a half-initialised self
         object = urlSeconds.flatMap { ObjectPackets(plan: plan, input: input, packet: packet, urlSeconds: $0) }
     }
 
