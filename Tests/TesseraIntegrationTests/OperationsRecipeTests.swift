@@ -62,7 +62,6 @@ import TesseraTestSupport
     @Test(.enabled(if: TestBed.available, "network namespaces need root and iproute2: the operations recipe is skipped"))
     func theOperationsRecipeRunsAsWritten() throws {
         let recipe = try Self.recipe()
-        let started = Date()
         let run = try RecipeRun()
         defer { run.tearDown() }
         try run.run(recipe)
@@ -76,10 +75,7 @@ import TesseraTestSupport
             #expect(facts.countedFrames == source.countedFrames, "\(output): \(facts.countedFrames) frames of \(source.countedFrames)")
             #expect(facts.decodeErrors.isEmpty, "\(output): \(facts.decodeErrors)")
         }
-        let seconds = Date().timeIntervalSince(started)
         #expect(run.bed.log("coordinator.log").contains("worker's key revoked"), "worker2 was not revoked:\n\(run.serviceLogs())")
         #expect(run.bed.log("worker3.log").contains("joined the coordinator"), "worker3 never joined:\n\(run.serviceLogs())")
-        print("operations recipe: \(recipe.blocks.count) blocks on \(RecipeRun.addresses.count) hosts, "
-              + "from empty hosts to \(outputs.count) verified outputs in \(String(format: "%.1f", seconds)) s")
     }
 }
