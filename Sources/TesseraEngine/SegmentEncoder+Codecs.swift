@@ -1,4 +1,5 @@
 import FFmpegKit
+import Foundation
 import TesseraCore
 
 extension SegmentEncoder {
@@ -25,10 +26,12 @@ extension SegmentEncoder {
                                         maxBFrames: Int32(settings.effectiveBFrames))
         var options: [(String, String)] = [("preset", settings.preset), ("profile", settings.profile), ("forced-idr", "1")]
         setRateControl(&config, &options, settings, pass: pass)
-        // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it.
+        // x265 takes its threads as one pool of `pools` workers; libavcodec's thread count does not reach it. With one
+        // frame thread its output does not depend on the pool's size, so the pool also takes the host's cores: a segment
+        // encoded while the other encoders are idle (a job's last one) uses them (`poolThreads`).
         // `info=0`: x265 writes its options as an SEI inside the decoder headers (hvcC), so a per-segment option
         // (`scenecut=0` at an extra cut, a pass and its bitrate) would make one segment's headers differ from the others'.
-        var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(settings.threads)", "info=0", "log-level=error"]
+        var params = ["open-gop=0", "bframes=\(settings.effectiveBFrames)", "pools=\(poolThreads(settings))", "frame-threads=1", "info=0", "log-level=error"]
         if let level = settings.level { params.append("level-idc=\(level)") }
         if sceneCuts == false { params.append("scenecut=0") }
         // A capped CRF's VBV starts half full at every segment, and a ladder rung's at x265's own 90 %, as for H.264
@@ -39,6 +42,13 @@ extension SegmentEncoder {
         options.append(("x265-params", params.joined(separator: ":")))
         config.options = options
         return config
+    }
+
+    /// x265's pool and SVT-AV1's logical processors: the job's `--threads`, or the host's cores when more (at most 8:
+    /// WPP rows of 1080p keep about that many busy). Neither encoder's output depends on it; each pool's threads
+    /// sleep while the host's other encoders hold the cores.
+    static func poolThreads(_ settings: EncoderSettings) -> Int {
+        max(settings.threads, min(8, ProcessInfo.processInfo.activeProcessorCount))
     }
 
     /// SVT-AV1 from the frozen settings. Its preset and CRF are SVT-AV1's own numbers; `+cgop` (libavcodec's mapping)
@@ -57,7 +67,7 @@ extension SegmentEncoder {
             config.maxRate = Int64(maxrate)
             config.bufferSize = Int32(clamping: bufsize)
         }
-        var params = ["irefresh-type=2", "lp=\(settings.threads)"]
+        var params = ["irefresh-type=2", "lp=\(poolThreads(settings))"]
         if !FFmpeg.simd { params.append("asm=0") }
         options.append(("svtav1-params", params.joined(separator: ":")))
         config.options = options

@@ -86,6 +86,22 @@ import TesseraTestSupport
         #expect(differing.isEmpty && again.count == first.count && !first.isEmpty, "\(codec), \(threads) thread(s): segments \(differing) differ")
     }
 
+    /// x265's pool and SVT-AV1's logical processors take the host's cores (`SegmentEncoder.poolThreads`), so a
+    /// segment's bytes must not depend on their number: `--threads 1` (the host's cores) against 5.
+    @Test(arguments: [VideoCodec.hevc, .av1])
+    func otherCodecsGiveTheSameBytesWithAnyPool(codec: VideoCodec) throws {
+        let plan = try JobPlanner.plan(try MediaProbe.probe(try SourceKind.openGOP.make()), options: CodecTests.options(codec))
+        var tasks: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { tasks.append($0) }
+        var few = tasks[0].header.settings
+        few.threads = 1
+        #expect(SegmentEncoder.poolThreads(few) != 5)
+        let small = try Self.encode(tasks, threads: 1)
+        let large = try Self.encode(tasks, threads: 5)
+        let differing = zip(small, large).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+        #expect(differing.isEmpty && large.count == small.count && !small.isEmpty, "\(codec): segments \(differing) differ")
+    }
+
     @Test func oneThreadGivesTheSameBytesEachTime() throws {
         let tasks = try Self.tasks()
         let first = try Self.encode(tasks)
