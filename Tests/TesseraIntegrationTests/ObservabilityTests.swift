@@ -15,20 +15,6 @@ import TesseraTestSupport
         return worker
     }
 
-    /// Polls `path` until it answers `status`; the last response.
-    @discardableResult
-    func poll(_ port: Int, _ path: String, status: Int, timeout: Double = 20) throws -> HTTP.Response {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last: Result<HTTP.Response, any Error> = .failure(ToolError("never asked"))
-        while Date() < deadline {
-            last = Result { try HTTP.get(port, path) }
-            if case .success(let response) = last, response.status == status { return response }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        let seen = (try? last.get()).map { "\($0.status) \($0.body)" } ?? "\(last)"
-        throw ToolError(":\(port)\(path) did not answer \(status) within \(timeout) s: \(seen)")
-    }
-
     /// After a job: segments completed equal the plan's, both workers are connected, the workers' encode
     /// histograms count every segment and their frame counters every frame; the coordinator's log lines are
     /// JSON objects with `job.id` as a key.
@@ -38,8 +24,8 @@ import TesseraTestSupport
         let coordinatorPort = Cluster.freePort(), workerPorts = [Cluster.freePort(), Cluster.freePort()]
         try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(coordinatorPort)", "--log-format", "json"])
         for (n, port) in workerPorts.enumerated() { _ = try startWorker(cluster, "w\(n)", metrics: port, ["--log-format", "json"]) }
-        try poll(coordinatorPort, "/readyz", status: 200)
-        for port in workerPorts { try poll(port, "/readyz", status: 200) }
+        try HTTP.poll(coordinatorPort, "/readyz", status: 200)
+        for port in workerPorts { try HTTP.poll(port, "/readyz", status: 200) }
 
         let source = try SourceKind.closedGOPWithBFrames.make()
         let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path)
@@ -109,17 +95,17 @@ import TesseraTestSupport
         defer { cluster.shutdown() }
         let coordinatorPort = Cluster.freePort(), workerPort = Cluster.freePort()
         _ = try startWorker(cluster, "w", metrics: workerPort)
-        let waiting = try poll(workerPort, "/readyz", status: 503)
+        let waiting = try HTTP.poll(workerPort, "/readyz", status: 503)
         #expect(waiting.body.contains("not connected"))
         #expect(try HTTP.get(workerPort, "/healthz").status == 200, "alive while not ready")
 
         try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(coordinatorPort)"])
-        try poll(coordinatorPort, "/readyz", status: 200)
-        try poll(workerPort, "/readyz", status: 200)
+        try HTTP.poll(coordinatorPort, "/readyz", status: 200)
+        try HTTP.poll(workerPort, "/readyz", status: 200)
 
         let stopped = try Tool.run(cluster.binary, ["db", "stop", "--force"] + cluster.db)
         #expect(stopped.status == 0, "\(stopped.stderr)")
-        let down = try poll(coordinatorPort, "/readyz", status: 503, timeout: 10)
+        let down = try HTTP.poll(coordinatorPort, "/readyz", status: 503, timeout: 10)
         #expect(down.body.contains("store"))
         #expect(try HTTP.get(coordinatorPort, "/healthz").status == 200)
         let whileDown = HTTP.samples(try HTTP.get(coordinatorPort, "/metrics").body)
@@ -127,10 +113,10 @@ import TesseraTestSupport
         #expect(!whileDown.keys.contains { $0.hasPrefix("tessera_jobs") || $0.hasPrefix("tessera_segments{") }, "nothing stale while the store is down")
         let started = try Tool.run(cluster.binary, ["db", "start"] + cluster.db)
         #expect(started.status == 0, "\(started.stderr)")
-        try poll(coordinatorPort, "/readyz", status: 200, timeout: 10)
+        try HTTP.poll(coordinatorPort, "/readyz", status: 200, timeout: 10)
 
         cluster.kill9(cluster.coordinator)
-        let orphaned = try poll(workerPort, "/readyz", status: 503, timeout: 10)
+        let orphaned = try HTTP.poll(workerPort, "/readyz", status: 503, timeout: 10)
         #expect(orphaned.body.contains("not connected"))
     }
 
@@ -161,11 +147,11 @@ import TesseraTestSupport
         defer { cluster.shutdown() }
         let ports = [Cluster.freePort(), Cluster.freePort()]
         try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(ports[0])"])
-        try poll(ports[0], "/readyz", status: 200)
+        try HTTP.poll(ports[0], "/readyz", status: 200)
         let second = try cluster.spawn(["coordinator", "--bind", "tcp://127.0.0.1:\(Cluster.freePort())", "--insecure",
                                         "--metrics-listen", "127.0.0.1:\(ports[1])"] + cluster.db, log: "coordinator2.log")
         defer { cluster.kill9(second) }
-        try poll(ports[1], "/readyz", status: 200)
+        try HTTP.poll(ports[1], "/readyz", status: 200)
         let store = try cluster.openStore()
         defer { store.close() }
         _ = try store.submit(input: "/in.mp4", output: "/out.mp4", spec: JobSpec(), coordinator: "elsewhere")
@@ -208,7 +194,7 @@ import TesseraTestSupport
         }
         let port = Cluster.freePort()
         try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(port)"])
-        try poll(port, "/readyz", status: 200)
+        try HTTP.poll(port, "/readyz", status: 200)
 
         var times: [Double] = []
         var last = HTTP.Response(status: 0, headers: [:], body: "")

@@ -30,6 +30,8 @@ import TesseraTestSupport
     func start(_ cluster: Cluster, metrics: Int, workers: Int = 1, coordinator extra: [String] = [], worker faults: [String] = []) throws {
         let own = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
         try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:\(metrics)"] + extra, environment: own.merging(moto.environment()) { $1 })
+        // Its metrics listener may start after its socket does (it refused a connection on a loaded machine).
+        _ = try HTTP.poll(metrics, "/metrics", status: 200, timeout: 60)
         for n in 0..<workers { try cluster.startWorker("w\(n)", faults, environment: own) }
     }
 

@@ -144,6 +144,7 @@ package final class Cluster {
         for (_, w) in workers where w.isRunning { w.terminate(); w.waitUntilExit() }
         if let c = coordinator, c.isRunning { c.terminate(); c.waitUntilExit() }
         _ = try? Tool.run(binary, ["db", "stop", "--force"] + db)
-        try? FileManager.default.removeItem(at: directory)
+        // TESSERA_KEEP_CLUSTERS=1 keeps each cluster's logs and database for a look after a failure.
+        if ProcessInfo.processInfo.environment["TESSERA_KEEP_CLUSTERS"] == nil { try? FileManager.default.removeItem(at: directory) }
     }
 }

@@ -55,6 +55,20 @@ package enum HTTP {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// GETs `path` until it answers `status` (a listener that is still starting refuses the connection).
+    @discardableResult
+    package static func poll(_ port: Int, _ path: String, status: Int, timeout: Double = 20) throws -> Response {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: Result<Response, any Error> = .failure(ToolError("never asked"))
+        while Date() < deadline {
+            last = Result { try get(port, path) }
+            if case .success(let response) = last, response.status == status { return response }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let seen = (try? last.get()).map { "\($0.status) \($0.body)" } ?? "\(last)"
+        throw ToolError(":\(port)\(path) did not answer \(status) within \(timeout) s: \(seen)")
+    }
+
     /// Prometheus text as samples: `name{labels}` → value (comments skipped).
     package static func samples(_ text: String) -> [String: Double] {
         var samples: [String: Double] = [:]
