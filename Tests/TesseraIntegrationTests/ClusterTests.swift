@@ -155,7 +155,11 @@ import ZMQKit
         let cluster = try Cluster()
         defer { cluster.shutdown() }
         // A send window smaller than a payload: one at a time in libzmq, the others wait for it to leave.
-        try cluster.startCoordinator(["--send-window", "0.001"])
+        // Heartbeats 3 s apart (silence after 9 s): under the whole suite on two cores a process can stall for seconds,
+        // and a worker taken for silent returns its placebo leases, whose late results are then refused; that is not what
+        // this test looks at.
+        let calm = ["--heartbeat", "3"]
+        try cluster.startCoordinator(["--send-window", "0.001"] + calm)
         Thread.sleep(forTimeInterval: 1)
         // Raw bytes, then well-formed ZeroMQ carrying things that are not Tessera messages.
         for _ in 0..<3 {
@@ -190,7 +194,7 @@ import ZMQKit
         context.close()
         #expect(cluster.log("coordinator.log").contains("speaking wire protocol version 2; this coordinator speaks \(ClusterMessage.version)"))
 
-        for id in ["a", "b"] { try cluster.startWorker(id) }
+        for id in ["a", "b"] { try cluster.startWorker(id, calm) }
         // The inputs first (making one can take seconds). The placebo job is long (30 s of one GOP), so that it still
         // encodes when the other two have been submitted, however slowly a loaded machine runs `submit`.
         let sources = (long: try Fixtures.media("single-idr-30s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=30",
@@ -319,10 +323,11 @@ import ZMQKit
     @Test func progressCountsFramesWithinASegment() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
-        try cluster.startCoordinator()
-        try cluster.startWorker("w")
-        // One keyframe: one segment, long enough to be seen mid-encode.
-        let source = try Fixtures.media("progress-640x360.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=12",
+        // Heartbeats 3 s apart, as above: progress from a worker taken for silent is ignored.
+        try cluster.startCoordinator(["--heartbeat", "3"])
+        try cluster.startWorker("w", ["--heartbeat", "3"])
+        // One keyframe: one segment, long enough to be seen mid-encode (12 s of it once finished between two samples).
+        let source = try Fixtures.media("progress-640x360-24s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=24",
                                                                  "-c:v", "libx264", "-preset", "ultrafast", "-g", "1000",
                                                                  "-keyint_min", "1000", "-sc_threshold", "0"])
         // A few seconds alone; a loaded machine (the whole suite on two cores) stretches it many times over.

@@ -118,6 +118,7 @@ package enum Fixtures {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         atexit {
+            guard ProcessInfo.processInfo.environment["TESSERA_KEEP_CLUSTERS"] == nil else { return }
             try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory
                 .appendingPathComponent("tessera-fixtures-\(ProcessInfo.processInfo.processIdentifier)"))
         }
