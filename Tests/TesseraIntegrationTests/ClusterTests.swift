@@ -326,12 +326,14 @@ import ZMQKit
         // Heartbeats 3 s apart, as above: progress from a worker taken for silent is ignored.
         try cluster.startCoordinator(["--heartbeat", "3"])
         try cluster.startWorker("w", ["--heartbeat", "3"])
-        // One keyframe: one segment, long enough to be seen mid-encode (12 s of it once finished between two samples).
+        // One keyframe and one segment (the whole 24 s), long enough to be seen mid-encode: planned at the encode's
+        // keyframe interval its 10 s segments once finished between two samples.
         let source = try Fixtures.media("progress-640x360-24s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=24",
                                                                  "-c:v", "libx264", "-preset", "ultrafast", "-g", "1000",
                                                                  "-keyint_min", "1000", "-sc_threshold", "0"])
         // A few seconds alone; a loaded machine (the whole suite on two cores) stretches it many times over.
-        let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path, ["--preset", "slow"])
+        let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path,
+                                     ["--preset", "slow", "--segment-seconds", "30"])
         let store = try cluster.openStore()
         defer { store.close() }
         var withinASegment = false, rate: Double?, eta: Double?
