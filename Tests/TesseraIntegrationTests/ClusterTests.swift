@@ -323,7 +323,8 @@ import ZMQKit
     @Test func progressCountsFramesWithinASegment() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
-        // Heartbeats 3 s apart, as above: progress from a worker taken for silent is ignored.
+        // Heartbeats 3 s apart, as above (progress from a worker taken for silent is ignored); this test also failed with
+        // them, when its segments were short: the long segment below is what it needs.
         try cluster.startCoordinator(["--heartbeat", "3"])
         try cluster.startWorker("w", ["--heartbeat", "3"])
         // One keyframe and one segment (the whole 24 s), long enough to be seen mid-encode: planned at the encode's
