@@ -2,7 +2,7 @@
 on and off the source's keyframes, grain of several strengths, crossfades, dissolves, fades through black, wipes
 and flashes, encoded as a phone would (H.264, a keyframe every second, no B-frames). 640x360 at 30 fps, 12-20 s.
 
-    python3 bench/forecast_clips.py OUT_DIR [--clips name,...] [--list]
+    python3 bench/forecast_clips.py OUT_DIR [--clips name,...] [--size WxH]
 
 Writes OUT_DIR/<name>.mp4 for each clip not there yet, and prints the paths. The photographs come from
 scikit-image's wheel (pip download, no install), kept in OUT_DIR/photos.
@@ -97,6 +97,9 @@ def photographs(out):
 def make_scene(image, move, seconds, path):
     """A camera move over `image` for `seconds`, lossless, at the clip's size and rate."""
     z, x, y = MOVES[move]
+    # The moves' steps are in pixels of a 640x360 clip's picture: other sizes move as far in the picture.
+    x = x.replace("on*", f"{WIDTH / 640:g}*on*")
+    y = y.replace("on*", f"{WIDTH / 640:g}*on*")
     frames = int(round(seconds * FPS))
     run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-loop", "1", "-framerate", str(FPS), "-i", image, "-vf",
          f"scale={2 * WIDTH}:{2 * HEIGHT}:force_original_aspect_ratio=increase,crop={2 * WIDTH}:{2 * HEIGHT},"
@@ -136,10 +139,13 @@ def make_clip(name, spec, photos, out):
 
 
 def main():
+    global WIDTH, HEIGHT
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--clips", default="")
+    ap.add_argument("--size", default=f"{WIDTH}x{HEIGHT}", help="frame size, WxH (default 640x360)")
     a = ap.parse_args()
+    WIDTH, HEIGHT = (int(v) for v in a.size.split("x"))
     os.makedirs(a.out, exist_ok=True)
     chosen = [c for c in a.clips.split(",") if c] or list(CLIPS)
     photos = None

@@ -80,6 +80,8 @@ public struct PlanOptions: Sendable, Hashable {
     public var keyintMinimum: Int?
     /// Whether the encoder puts IDR frames at scene changes (every x264 preset but ultrafast).
     public var detectsScenes = true
+    /// The encoder's B-frames: with any, libx264 takes no flash for a scene cut.
+    public var bframes = 3
     /// Scene changes found by decoding where the keyframes say nothing or little about them.
     public var decodedScenes: DecodedScenes?
     /// What one IDR frame a whole-file encode would not have made adds to the output, as a share of its

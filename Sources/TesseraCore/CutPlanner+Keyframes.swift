@@ -83,15 +83,38 @@ extension CutPlanner {
         return pairs.filter { 5 * ($0.upperBound - $0.lowerBound) >= 4 * keyint }
     }
 
+    /// The least share of its intra cost with which a frame `gop` frames after an IDR passes libx264's
+    /// scene-cut test (1 − its bias).
+    public func sceneCutThreshold(gop: Int, _ options: PlanOptions) -> Double {
+        let keyint = max(1, options.keyint)
+        return 1 - KeyframeForecast.bias(gop, keyint: keyint, minimum: max(1, min(keyintMinimum(options), keyint)))
+    }
+
+    /// x264's `keyint-min`: as given, else a tenth of `keyint` and at most a second.
+    func keyintMinimum(_ options: PlanOptions) -> Int {
+        options.keyintMinimum ?? max(1, min(max(1, options.keyint) / 10, Int(framesPerSecond)))
+    }
+
     /// Where a whole-file encode with these options puts its IDR frames.
     public func forecast(_ options: PlanOptions) -> KeyframeForecast {
         let keyint = max(1, options.keyint)
-        let minimum = options.keyintMinimum ?? max(1, min(keyint / 10, Int(framesPerSecond)))
+        let minimum = keyintMinimum(options)
         let read = KeyframeForecast.sceneCuts(randomAccessPoints: randomAccessDisplayPositions, keyint: keyint)
-        let scenes = options.decodedScenes?.correcting(read) ?? read
-        return KeyframeForecast(sceneCuts: scenes,
-                                keyframes: KeyframeForecast.keyframes(frames: display.count, sceneCuts: scenes, keyint: keyint,
-                                                                      minimumInterval: minimum, detectsScenes: options.detectsScenes))
+        let changes = options.decodedScenes?.changes(claims: read)
+            ?? Dictionary(read.map { ($0, SceneChange.certain($0)) }) { a, _ in a }
+        return KeyframeForecast.replay(frames: display.count, changes: changes, keyint: keyint, minimumInterval: minimum,
+                                       flashes: options.bframes > 0, detectsScenes: options.detectsScenes)
+    }
+
+    /// The intervals among `intervals` in which a frame's packet is far larger than the others' (a scene cut
+    /// or a flash the source's encoder coded with little prediction), wherever their keyframes look alike.
+    public func intervalsWithLargeFrames(_ intervals: [ClosedRange<Int>]) -> [ClosedRange<Int>] {
+        intervals.filter { interval in
+            guard interval.upperBound - interval.lowerBound >= 3 else { return false }
+            // Against the 80th percentile: B-frames make most packets small, their references stay a fifth or more.
+            let sizes = ((interval.lowerBound + 1)..<interval.upperBound).map { packets[display[$0].index].size }.sorted()
+            return sizes.last! > 3 * max(1, sizes[sizes.count * 4 / 5])
+        }
     }
 
     /// Cuts at forecast keyframes about `defaultSegmentSeconds` apart (closer when `minimumSegments` asks
@@ -157,7 +180,7 @@ extension CutPlanner {
     /// `planAtKeyframes`); else, when that pays, with its last segment cut finer (`finishingTogether`).
     func withExtraCuts(_ cuts: [Int], _ options: PlanOptions, shortest: Int, maxPreRoll: Int) -> [Int] {
         let keyframes = Set(cuts)
-        guard options.encoders > 1 else { return cuts }
+        guard options.encoders > 1, options.decodedScenes?.grain != true else { return cuts }
         let cost = options.costOfAnExtraCut ?? estimatedCostOfAnExtraCut
         let affordable = cost > 0 ? Int(options.extraCutBudget / cost) : Int.max
         guard affordable > 0 else { return cuts }

@@ -147,6 +147,9 @@ public struct CutPlanner: Sendable {
     /// The decode-order index of the packet shown at display position `j`.
     public func packetIndex(atDisplayPosition j: Int) -> Int { display[j].index }
 
+    /// The last packet, in decode order, that a decoder needs to show display positions up to `j`.
+    public func lastPacketIndex(throughDisplayPosition j: Int) -> Int { prefixMaxIndex[j] }
+
     /// The timestamp of the frame shown at display position `j`.
     public func pts(atDisplayPosition j: Int) -> Int64 { display[j].pts }
 

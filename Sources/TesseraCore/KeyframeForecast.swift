@@ -2,11 +2,19 @@
 /// (from its first keyframe, exclusive, through its last), these are all there are.
 public struct DecodedScenes: Codable, Hashable, Sendable {
     public var examined: [ClosedRange<Int>]
+    /// Certain scene changes (an analysis before the lookahead estimate kept only these).
     public var cuts: [Int]
+    /// The lookahead estimate of each examined frame that could pass libx264's scene-cut test.
+    public var changes: [SceneChange]?
+    /// Whether most frames estimated cost a high share of their intra cost (grain, sensor noise): there an
+    /// extra cut moved its segment's size and quality apart from the whole-file encode's (-1.5 % and
+    /// -0.04 dB each on the grain test clip), which the cost of an IDR does not count.
+    public var grain: Bool?
 
-    public init(examined: [ClosedRange<Int>], cuts: [Int]) {
+    public init(examined: [ClosedRange<Int>], cuts: [Int], changes: [SceneChange]? = nil) {
         self.examined = examined
         self.cuts = cuts
+        self.changes = changes
     }
 
     /// `claims` (scene changes read from keyframes) with what decoding found in place of those it examined.
@@ -14,6 +22,46 @@ public struct DecodedScenes: Codable, Hashable, Sendable {
         let kept = claims.filter { claim in !examined.contains { $0.lowerBound < claim && claim <= $0.upperBound } }
         return Array(Set(kept + cuts)).sorted()
     }
+
+    /// Every frame that may be a scene change, by display position: `claims` outside the examined intervals
+    /// and the certain cuts as certain, with the estimates found.
+    public func changes(claims: [Int]) -> [Int: SceneChange] {
+        var all = Dictionary(correcting(claims).map { ($0, SceneChange.certain($0)) }) { a, _ in a }
+        for change in changes ?? [] { all[change.frame] = change }
+        return all
+    }
+}
+
+/// libx264's lookahead estimate of one frame, as its scene-cut test reads it: the frame's cost predicted from
+/// the frame before, and the next frame's cost predicted from that same frame (skipping this one), each as a
+/// share of the predicted frame's intra cost (1: prediction saves nothing).
+public struct SceneChange: Codable, Hashable, Sendable {
+    public var frame: Int
+    public var change: Double
+    public var skipping: Double
+
+    public init(frame: Int, change: Double, skipping: Double) {
+        self.frame = frame
+        self.change = change
+        self.skipping = skipping
+    }
+
+    /// Nil or false: measured. True: not measured, taken to pass the test (the frame after a run of frames
+    /// that all may pass, where the analysis stopped), which keeps the frame before it from being a cut.
+    public var unmeasured: Bool?
+
+    /// A change every test passes (a source keyframe at a scene cut).
+    public static func certain(_ frame: Int) -> SceneChange { SceneChange(frame: frame, change: 1, skipping: 1) }
+
+    /// A frame taken to pass, never a cut itself.
+    public static func unmeasured(_ frame: Int) -> SceneChange {
+        var change = SceneChange(frame: frame, change: 1, skipping: 1)
+        change.unmeasured = true
+        return change
+    }
+
+    /// The least share that can pass: libx264's bias never exceeds its `scenecut` threshold, 40 %.
+    public static let least = 0.6
 }
 
 /// Where one whole-file libx264 encode of a stream would put its IDR frames, forecast without decoding:
@@ -57,22 +105,57 @@ public struct KeyframeForecast: Codable, Hashable, Sendable {
     /// least `minimumInterval` after the last IDR, and every `keyint` frames in between. With
     /// `detectsScenes` false (x264's ultrafast preset), the cadence alone.
     public static func keyframes(frames: Int, sceneCuts: [Int], keyint: Int, minimumInterval: Int, detectsScenes: Bool = true) -> [Int] {
+        replay(frames: frames, changes: Dictionary(sceneCuts.map { ($0, SceneChange.certain($0)) }) { a, _ in a },
+               keyint: keyint, minimumInterval: minimumInterval, flashes: false, detectsScenes: detectsScenes).keyframes
+    }
+
+    /// libx264's keyframe decisions over `frames` shown frames: a frame is a scene cut when its predicted cost
+    /// is at least (1 − bias) of its intra cost, the bias growing with the distance from the last IDR (a
+    /// tenth of the 40 % threshold up to `minimumInterval`, then up to 40 % at `keyint`); with B-frames
+    /// (`flashes`), not when the frame after it looks like the frame before it (a flash) or cuts away again
+    /// (a passing scene). A scene cut at least `minimumInterval` after the last IDR is an IDR; `keyint`
+    /// frames after one, the next frame is. Frames without an estimate are no scene cut.
+    public static func replay(frames: Int, changes: [Int: SceneChange], keyint: Int, minimumInterval: Int,
+                              flashes: Bool, detectsScenes: Bool = true) -> KeyframeForecast {
         let keyint = max(1, keyint)
-        var idrs = [0], last = 0
-        for cut in detectsScenes ? sceneCuts : [] where cut > last && cut < frames {
-            while cut - last > keyint {
+        let minimum = max(1, min(minimumInterval, keyint))
+        func passes(_ share: Double, _ gop: Int) -> Bool { share >= 1 - bias(gop, keyint: keyint, minimum: minimum) }
+        var idrs = [0], cuts: [Int] = [], last = 0
+        let candidates = detectsScenes ? changes.filter { $0.key > 0 && $0.key < frames && $0.value.unmeasured != true }.keys.sorted() : []
+        for frame in candidates {
+            while frame - last > keyint {
                 last += keyint
                 idrs.append(last)
             }
-            if cut - last >= minimumInterval {
-                last = cut
-                if idrs.last != cut { idrs.append(cut) }
+            let change = changes[frame]!, gop = frame - last
+            guard gop == keyint || passes(change.change, gop) else { continue }
+            // The lookahead sees no further than the frame before the next forced IDR: there, no flash test.
+            // With B-frames the lookahead needs a frame after a scene cut: the stream's last frame is none.
+            if flashes, frame == frames - 1 { continue }
+            if gop < keyint - 1, flashes {
+                guard passes(change.skipping, gop + 1) else { continue }
+                if let next = changes[frame + 1], passes(next.change, gop + 1) { continue }
+                // The frame after a one-frame flash returns to the picture before it.
+                if let flash = changes[frame - 1], gop > 1, passes(flash.change, gop - 1), !passes(flash.skipping, gop) { continue }
+            }
+            if gop < keyint { cuts.append(frame) }
+            if gop >= minimum {
+                last = frame
+                if idrs.last != frame { idrs.append(frame) }
             }
         }
         while last + keyint < frames {
             last += keyint
             idrs.append(last)
         }
-        return idrs
+        return KeyframeForecast(sceneCuts: cuts, keyframes: idrs)
+    }
+
+    /// libx264's scene-cut bias `gop` frames after the last IDR, at its default threshold of 40 %.
+    static func bias(_ gop: Int, keyint: Int, minimum: Int) -> Double {
+        let high = 0.4, low = minimum == keyint ? high : high / 4
+        if gop <= minimum / 4 { return low / 4 }
+        if gop <= minimum { return low * Double(gop) / Double(minimum) }
+        return low + (high - low) * Double(gop - minimum) / Double(max(1, keyint - minimum))
     }
 }

@@ -204,6 +204,7 @@ public enum JobPlanner {
         // x264's ultrafast places no scene cuts; nor does SVT-AV1 through libavcodec 5.1 (scene detection off): its
         // whole-file key frames are its interval's cadence alone, which the cuts then follow.
         planOptions.detectsScenes = settings.preset != "ultrafast" && settings.videoCodec != .av1
+        planOptions.bframes = settings.effectiveBFrames
         if planOptions.segmentSeconds == nil, let load = options.load {
             let pixels = Double(output.width) * Double(output.height)
             planOptions.segmentation = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,
@@ -228,6 +229,7 @@ public enum JobPlanner {
                 let intervals = planner.sceneAnalysisIntervals(planOptions)
                 if !intervals.isEmpty {
                     let found = try SceneAnalysis.run(probe, planner: planner, intervals: intervals,
+                                                      picture: (Int(output.width), Int(output.height)), options: planOptions,
                                                       threads: ProcessInfo.processInfo.activeProcessorCount)
                     probe.decodedScenes = found.scenes
                     probe.sceneAnalysisSeconds = found.seconds

@@ -4,10 +4,12 @@ import TesseraCore
 
 /// Finds the scene changes of a stream whose keyframes say nothing about them (a fixed cadence, or an
 /// intra-only codec), decoding as little as it can: first every keyframe on its own, compared with the
-/// one before by colour histogram (a camera move keeps it, a cut does not); then, only between two
-/// keyframes that differ, every frame, to find where the new scene starts (a jump in both the picture
-/// and its histogram, far above the frames around it). Runs over several threads: at a job's start the
-/// encoders have nothing to do yet.
+/// one before by colour histogram (a camera move keeps it, a cut does not), and the packet sizes between
+/// them (a flash or a cut inside a GOP makes one packet far larger); then, only in the intervals either
+/// points at (and where grain may make a scene cut of its own), every frame, halved as libx264's lookahead
+/// halves it (from the output's size, at most 640x360), with its estimates of the frame's cost alone and
+/// from the frame before (`LookaheadCost`), which its scene-cut test compares. Runs over several threads:
+/// at a job's start the encoders have nothing to do yet.
 public enum SceneAnalysis {
     /// What the analysis found and what it cost.
     public struct Result: Sendable, Hashable {
@@ -18,33 +20,100 @@ public enum SceneAnalysis {
 
     /// Histogram distance (L1 over Y, U and V, 0 to 2) between two keyframes worth looking between.
     static let keyframeChange = 0.25
-    /// A cut: the histogram moves this much from one frame to the next, and the picture changes by at
-    /// least `cutDifference` (mean absolute difference of the thumbnails, 0 to 255) and four times as
-    /// much as the interval's median.
-    static let cutHistogram = 0.2
-    static let cutDifference = 10.0
+    /// Intervals examined after a flagged one while every frame may pass the scene-cut test.
+    static let longestRun = 2
+    /// Intervals are sampled for grain where the scene-cut test asks for a share at most this high (from
+    /// about 60 frames after an IDR at keyint 250), and examined where a sample comes this close to it.
+    static let sampledBelow = 0.85
+    static let grainMargin = 0.08
 
-    /// Scene changes within each interval between two random-access points (display positions).
-    public static func run(_ probe: ProbeResult, planner: CutPlanner, intervals: [ClosedRange<Int>], threads: Int) throws(TesseraError) -> Result {
+    /// Scene changes within each interval between two random-access points (display positions), estimated
+    /// on pictures of the output's size (`picture`), halved as libx264's lookahead halves them; `options`
+    /// say where the whole-file encode's IDRs fall from what is found (its keyint, minimum interval, B-frames).
+    public static func run(_ probe: ProbeResult, planner: CutPlanner, intervals: [ClosedRange<Int>], picture: (width: Int, height: Int),
+                           options: PlanOptions, threads: Int) throws(TesseraError) -> Result {
         let started = Date()
         let ends = Array(Set(intervals.flatMap { [$0.lowerBound, $0.upperBound] })).sorted()
         let keyframes = try parallel(chunks(ends, threads)) { (positions) throws(TesseraError) -> [Int: Thumbnail] in
-            try Reader(probe, planner).thumbnails(of: positions)
+            try Reader(probe, planner, picture: nil).thumbnails(of: positions)
         }.reduce(into: [Int: Thumbnail]()) { $0.merge($1) { a, _ in a } }
-        let flagged = intervals.filter { interval in
+        let differing = intervals.filter { interval in
             guard let a = keyframes[interval.lowerBound], let b = keyframes[interval.upperBound] else { return false }
             return a.histogramDistance(b) >= keyframeChange
         }
-        let cuts = try parallel(chunks(flagged, threads)) { (intervals) throws(TesseraError) -> [Int] in
-            let reader = try Reader(probe, planner)
-            var cuts: [Int] = []
-            for interval in intervals {
-                cuts += try reader.cuts(between: interval.lowerBound, and: interval.upperBound, keyframes: keyframes)
+        let flagged = Array(Set(differing + planner.intervalsWithLargeFrames(intervals))).sorted { $0.lowerBound < $1.lowerBound }
+        // Above 360p the estimate runs on a smaller picture: on the test clips and real footage its decisions
+        // at 640x360 were those at 1280x720, at a quarter of the cost.
+        let shrink = min(1, (Double(640 * 360) / Double(max(1, picture.width * picture.height))).squareRoot())
+        let size = (width: max(32, Int(Double(picture.width) * shrink) & ~1), height: max(32, Int(Double(picture.height) * shrink) & ~1))
+        var following = Dictionary(intervals.map { ($0.lowerBound, $0) }) { a, _ in a }
+        if let last = intervals.map(\.upperBound).max(), last < planner.frameCount - 1 { following[last] = last...(planner.frameCount - 1) }
+        var examined = Set<ClosedRange<Int>>(), found: [Int: SceneChange] = [:]
+
+        // A frame that may pass the test at an interval's end runs on into the next interval: libx264 takes a
+        // frame for a scene cut only where the frame after it does not pass as well. In grain that can run on
+        // and on; after `longestRun` intervals the frame after the last is taken to pass, unmeasured.
+        func examine(_ start: [ClosedRange<Int>]) throws(TesseraError) {
+            var pending = start.map { ($0, 0) }
+            while !pending.isEmpty {
+                examined.formUnion(pending.map(\.0))
+                let changes = try parallel(chunks(pending.map(\.0), threads)) { (intervals) throws(TesseraError) -> [SceneChange] in
+                    let reader = try Reader(probe, planner, picture: size)
+                    var changes: [SceneChange] = []
+                    for interval in intervals {
+                        changes += try reader.changes(between: interval.lowerBound, and: interval.upperBound)
+                    }
+                    return changes
+                }.flatMap { $0 }
+                for change in changes where found[change.frame].map({ $0.unmeasured == true }) ?? true { found[change.frame] = change }
+                var next: [(ClosedRange<Int>, Int)] = []
+                for (interval, run) in pending where found[interval.upperBound + 1] != nil {
+                    guard let after = following[interval.upperBound], !examined.contains(after) else { continue }
+                    if run < longestRun {
+                        next.append((after, run + 1))
+                    } else if found[interval.upperBound + 2] == nil {
+                        found[interval.upperBound + 2] = .unmeasured(interval.upperBound + 2)
+                    }
+                }
+                pending = next
             }
-            return cuts
-        }.flatMap { $0 }.sorted()
-        let decoded = ends.count + flagged.reduce(0) { $0 + $1.upperBound - $1.lowerBound }
-        return Result(scenes: DecodedScenes(examined: intervals, cuts: cuts), decodedFrames: decoded,
+        }
+        try examine(flagged)
+
+        // Grain and sensor noise: libx264's bias grows with the GOP, and where every frame costs a high share
+        // of its intra cost, a frame passes once the bias is high enough, with no cut in sight. An interval
+        // the forecast so far puts far enough from an IDR is sampled (the two frames after its first
+        // keyframe) and examined when the sample comes within `grainMargin` of the test there.
+        var sampled = Set<ClosedRange<Int>>()
+        for _ in 0..<3 {
+            var told = options
+            told.decodedScenes = DecodedScenes(examined: intervals, cuts: [], changes: Array(found.values))
+            let idrs = planner.forecast(told).keyframes
+            func threshold(_ interval: ClosedRange<Int>) -> Double {
+                planner.sceneCutThreshold(gop: interval.upperBound - (idrs.last { $0 < interval.upperBound } ?? 0), options)
+            }
+            let open = intervals.filter { !examined.contains($0) && !sampled.contains($0) && $0.count > 2 && threshold($0) <= sampledBelow }
+            guard !open.isEmpty else { break }
+            sampled.formUnion(open)
+            let samples = try parallel(chunks(open, threads)) { (intervals) throws(TesseraError) -> [(ClosedRange<Int>, Double)] in
+                let reader = try Reader(probe, planner, picture: size)
+                var samples: [(ClosedRange<Int>, Double)] = []
+                for interval in intervals {
+                    let changes = try reader.changes(between: interval.lowerBound, and: interval.lowerBound + 1)
+                    samples.append((interval, changes.map(\.change).max() ?? 0))
+                }
+                return samples
+            }.flatMap { $0 }
+            let grainy = samples.filter { $0.1 >= threshold($0.0) - grainMargin }.map(\.0)
+            guard !grainy.isEmpty else { break }
+            try examine(grainy)
+        }
+
+        let changes = found.values.sorted { $0.frame < $1.frame }
+        let estimated = examined.reduce(0) { $0 + $1.upperBound - $1.lowerBound }
+        var scenes = DecodedScenes(examined: intervals, cuts: [], changes: changes)
+        scenes.grain = estimated > 0 && 2 * changes.filter { $0.unmeasured != true }.count >= estimated
+        return Result(scenes: scenes, decodedFrames: ends.count + 4 * sampled.count + estimated + 3 * examined.count,
                       seconds: Date().timeIntervalSince(started))
     }
 
@@ -68,27 +137,23 @@ public enum SceneAnalysis {
         return try results.current.sorted { $0.key < $1.key }.map { (entry) throws(TesseraError) -> R in try entry.value.get() }
     }
 
-    /// A 64x36 picture of a frame, with its colour histogram.
+    /// The colour histogram of a 64x36 picture of a frame.
     struct Thumbnail: Sendable {
         static let width = 64, height = 36, bins = 32
-        var luma: [UInt8]
         var histogram: [Double]
 
         init(_ frame: Frame) {
-            var luma = [UInt8](repeating: 0, count: Self.width * Self.height)
             var histogram = [Double](repeating: 0, count: 3 * Self.bins)
             for plane in 0..<3 {
                 frame.withPlane(plane) { data, stride in
                     for y in 0..<Self.height {
                         for x in 0..<Self.width {
                             let v = data[y * stride + x]
-                            if plane == 0 { luma[y * Self.width + x] = v }
                             histogram[plane * Self.bins + Int(v) * Self.bins / 256] += 1
                         }
                     }
                 }
             }
-            self.luma = luma
             self.histogram = histogram.map { $0 / Double(Self.width * Self.height) }
         }
 
@@ -97,10 +162,6 @@ public enum SceneAnalysis {
             zip(histogram, other.histogram).reduce(0) { $0 + abs($1.0 - $1.1) } / 3
         }
 
-        /// Mean absolute difference of the luma pictures.
-        func difference(_ other: Thumbnail) -> Double {
-            Double(zip(luma, other.luma).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(luma.count)
-        }
     }
 
     /// Reads and decodes chosen frames of the input on one thread.
@@ -110,6 +171,9 @@ public enum SceneAnalysis {
         let input: MediaInput
         let decoder: Decoder
         let scaler: Scaler
+        /// The output's size, grey: the picture the lookahead halves.
+        let pictureScaler: Scaler?
+        let picture: (width: Int, height: Int)?
         let packet = Packet()
         let frame = Frame()
         /// The packet just read, by decode-order index; nil before the first read after a seek.
@@ -117,7 +181,7 @@ public enum SceneAnalysis {
         /// Probe entries by (pts, dts, size), to know where a seek landed.
         let lookup: [SegmentReader.Key: [Int]]
 
-        init(_ probe: ProbeResult, _ planner: CutPlanner) throws(TesseraError) {
+        init(_ probe: ProbeResult, _ planner: CutPlanner, picture: (width: Int, height: Int)?) throws(TesseraError) {
             self.probe = probe
             self.planner = planner
             do {
@@ -125,6 +189,10 @@ public enum SceneAnalysis {
                 decoder = try Decoder(input: input, streamIndex: probe.video.index)
                 decoder.skipLoopFilter()
                 scaler = try Scaler(width: Int32(Thumbnail.width), height: Int32(Thumbnail.height), pixelFormat: "yuv444p", quality: "area")
+                self.picture = picture
+                pictureScaler = try picture.map { (size) throws(FFmpegError) in
+                    try Scaler(width: Int32(size.width), height: Int32(size.height), pixelFormat: "gray", quality: "area")
+                }
             } catch {
                 throw .input(probe.path, "cannot read for scene analysis (\(error.message))")
             }
@@ -144,28 +212,53 @@ public enum SceneAnalysis {
             return out
         }
 
-        /// The cuts strictly after display position `from` through `to` (both random-access points).
-        func cuts(between from: Int, and to: Int, keyframes: [Int: Thumbnail]) throws(TesseraError) -> [Int] {
+        /// The lookahead estimates of the frames after display position `from` through the one after `to`
+        /// (both random-access points) that could pass libx264's scene-cut test.
+        func changes(between from: Int, and to: Int) throws(TesseraError) -> [SceneChange] {
+            guard let pictureScaler, let picture else { return [] }
+            let through = min(to + 2, planner.frameCount - 1)
             let first = planner.packetIndex(atDisplayPosition: from)
-            let last = planner.packetIndex(atDisplayPosition: to) - 1
-            let low = planner.pts(atDisplayPosition: from), high = planner.pts(atDisplayPosition: to)
-            var pictures: [(pts: Int64, thumbnail: Thumbnail)] = []
-            if last >= first {
-                try decode(from: first, through: last) { frame in
-                    if let pts = frame.pts, pts >= low, pts < high { pictures.append((pts, Thumbnail(try scaler.scale(frame)))) }
+            let final = planner.lastPacketIndex(throughDisplayPosition: through)
+            let low = planner.pts(atDisplayPosition: from), high = planner.pts(atDisplayPosition: through)
+            // Frames come out of the decoder in display order; three at a time are kept.
+            struct Estimated {
+                var position: Int
+                var picture: LowresPicture
+                var intra: [Int32]
+                var alone: Int
+                func share(from reference: Estimated) -> Double {
+                    Double(LookaheadCost.frameCost(picture, intra: intra, from: reference.picture)) / Double(max(1, alone))
                 }
             }
-            pictures.sort { $0.pts < $1.pts }
-            guard let end = keyframes[to] else { return [] }
-            let sequence = pictures.map(\.thumbnail) + [end]
-            let positions = pictures.compactMap { planner.displayPosition(of: $0.pts) } + [to]
-            guard sequence.count >= 2, positions.count == sequence.count else { return [] }
-            let changes = (1..<sequence.count).map { sequence[$0].difference(sequence[$0 - 1]) }
-            let median = changes.sorted()[changes.count / 2]
-            return (1..<sequence.count).filter { k in
-                changes[k - 1] >= max(cutDifference, 4 * median)
-                    && sequence[k].histogramDistance(sequence[k - 1]) >= cutHistogram
-            }.map { positions[$0] }
+            var last: Estimated?, beforeLast: Estimated?
+            /// The last frame's share, when it may pass: its skipping share comes with the next frame.
+            var open: (position: Int, change: Double)?
+            var changes: [SceneChange] = []
+            try decode(from: first, through: final) { frame in
+                guard let pts = frame.pts, pts >= low, pts <= high, let position = planner.displayPosition(of: pts),
+                      position > (last?.position ?? -1) else { return }
+                let scaled = try pictureScaler.scale(frame)
+                let lowres = scaled.withPlane(0) { data, stride in
+                    LowresPicture(halving: UnsafeBufferPointer(start: data, count: stride * picture.height), stride: stride,
+                                  width: picture.width, height: picture.height)
+                }
+                let intra = LookaheadCost.intra(lowres)
+                let entry = Estimated(position: position, picture: lowres, intra: intra, alone: LookaheadCost.frameCost(intra: intra, of: lowres))
+                if let waiting = open {
+                    let skipping = position == waiting.position + 1 && beforeLast?.position == waiting.position - 1
+                        ? entry.share(from: beforeLast!) : 1
+                    changes.append(SceneChange(frame: waiting.position, change: waiting.change, skipping: skipping))
+                    open = nil
+                }
+                if let previous = last, previous.position == position - 1, position <= to + 1 {
+                    let change = entry.share(from: previous)
+                    if change >= SceneChange.least - 0.01 { open = (position, change) }
+                }
+                beforeLast = last
+                last = entry
+            }
+            if let waiting = open { changes.append(SceneChange(frame: waiting.position, change: waiting.change, skipping: 1)) }
+            return changes
         }
 
         /// Decodes packets `first...last` (decode order) afresh, handing each frame out.

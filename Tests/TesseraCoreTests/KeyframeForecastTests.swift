@@ -151,4 +151,58 @@ func streamWithKeyframes(at starts: [Int], frames: Int, bframes: Int = 2, size: 
         let found = DecodedScenes(examined: [100...300, 300...500], cuts: [250])
         #expect(found.correcting([50, 100, 300, 420, 600]) == [50, 100, 250, 600])
     }
+
+    /// libx264's scene-cut test: a share of the intra cost that passes only as the bias grows with the GOP.
+    @Test func aSceneCutNeedsLessChangeAsTheGOPGrows() {
+        func replay(_ changes: [SceneChange], flashes: Bool = true) -> [Int] {
+            KeyframeForecast.replay(frames: 600, changes: Dictionary(uniqueKeysWithValues: changes.map { ($0.frame, $0) }),
+                                    keyint: 250, minimumInterval: 25, flashes: flashes).keyframes
+        }
+        // 0.75 of the intra cost: not 50 frames after an IDR (bias 0.13), but 200 frames after (0.33).
+        #expect(replay([SceneChange(frame: 50, change: 0.75, skipping: 0.75)]) == [0, 250, 500])
+        #expect(replay([SceneChange(frame: 200, change: 0.75, skipping: 0.75)]) == [0, 200, 450])
+        // A certain change within the minimum interval is no IDR; the cadence runs on from the last one.
+        #expect(replay([.certain(10), .certain(100)]) == [0, 100, 350])
+    }
+
+    @Test func flashesAndPassingScenesAreNoSceneCuts() {
+        func replay(_ changes: [SceneChange], flashes: Bool = true) -> [Int] {
+            KeyframeForecast.replay(frames: 300, changes: Dictionary(uniqueKeysWithValues: changes.map { ($0.frame, $0) }),
+                                    keyint: 250, minimumInterval: 25, flashes: flashes).keyframes
+        }
+        // A one-frame flash at 100: the frame after it looks like the one before (skipping share low).
+        let flash = [SceneChange(frame: 100, change: 1, skipping: 0.2), SceneChange(frame: 101, change: 1, skipping: 0.2)]
+        #expect(replay(flash) == [0, 250])
+        // Without B-frames libx264 does not look for flashes.
+        #expect(replay(flash, flashes: false) == [0, 100])
+        // A two-frame flash: its first frame is the IDR, the return to the picture comes too soon for another.
+        let twoFrames = [SceneChange(frame: 100, change: 1, skipping: 1), SceneChange(frame: 102, change: 1, skipping: 1)]
+        #expect(replay(twoFrames) == [0, 100])
+        // A one-frame scene between two cuts: the frame after it is the cut.
+        let passing = [SceneChange(frame: 100, change: 1, skipping: 1), SceneChange(frame: 101, change: 1, skipping: 1)]
+        #expect(replay(passing) == [0, 101])
+    }
+
+    /// The lookahead estimate on pictures: a picture moved by a few pixels predicts well, another does not.
+    @Test func lookaheadCostTellsAMoveFromACut() {
+        let width = 128, height = 96
+        func picture(_ value: (Int, Int) -> Int) -> LowresPicture {
+            var pixels = [UInt8](repeating: 0, count: width * height)
+            for y in 0..<height { for x in 0..<width { pixels[y * width + x] = UInt8(clamping: value(x, y)) } }
+            return pixels.withUnsafeBufferPointer { LowresPicture(halving: $0, stride: width, width: width, height: height) }
+        }
+        func texture(_ x: Int, _ y: Int) -> Int { (x * 37 + y * 91 + (x * y) % 23) % 200 + 20 + ((x / 9 + y / 7) % 2) * 30 }
+        let first = picture { texture($0, $1) }
+        let moved = picture { texture($0 + 4, $1 + 2) }
+        let other = picture { 128 + (($0 / 5 + $1 / 3) % 3) * 40 - ($0 * $1) % 17 }
+        func share(_ picture: LowresPicture, from reference: LowresPicture) -> Double {
+            let intra = LookaheadCost.intra(picture)
+            return Double(LookaheadCost.frameCost(picture, intra: intra, from: reference)) / Double(LookaheadCost.frameCost(intra: intra, of: picture))
+        }
+        #expect(share(moved, from: first) < 0.3)
+        #expect(share(other, from: first) > 0.9)
+        // Flat: every block's cost is the intra penalty alone.
+        let flat = picture { _, _ in 90 }
+        #expect(LookaheadCost.intra(flat).allSatisfy { $0 == LookaheadCost.intraPenalty })
+    }
 }

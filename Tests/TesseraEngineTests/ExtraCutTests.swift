@@ -11,8 +11,11 @@ import TesseraTestSupport
     @Test func aSegmentAtAnExtraCutMakesNoIDRTheWholeFileDoesNot() throws {
         // 4 s clean, then 4 s noisy: one forecast GOP, cut evenly in two, the second piece at an extra cut.
         let source = try Fixtures.cleanThenNoisy()
-        let plan = try JobPlanner.plan(try MediaProbe.probe(source),
-                                       options: JobOptions(settings: EncoderSettings(preset: "veryfast"), segmentSeconds: nil, workers: 2))
+        let options = JobOptions(settings: EncoderSettings(preset: "veryfast"), segmentSeconds: nil, workers: 2)
+        // Found to be grain, the clip gets no extra cut (see below); told otherwise, it gets one.
+        var probe = try JobPlanner.plan(try MediaProbe.probe(source), options: options).probe
+        probe.decodedScenes?.grain = false
+        let plan = try JobPlanner.plan(probe, options: options)
         try #require(plan.cuts.segments.count == 2, "\(plan.cuts.segments.map(\.frameCount))")
         let (first, second) = (plan.cuts.segments[0], plan.cuts.segments[1])
         try #require(plan.cuts.forecastKeyframes == [first.startPTS], "the whole-file encode has one IDR, at the start")
@@ -31,5 +34,14 @@ import TesseraTestSupport
         var alone = task
         alone.header.sceneCuts = nil
         #expect(try idrs(alone).count > 1)
+    }
+
+    /// Where most frames cost a high share of their intra cost (grain, noise), an extra cut moved its segment's
+    /// size and quality away from the whole-file encode's: no extra cut there, whatever the encoders' balance.
+    @Test func noExtraCutInGrain() throws {
+        let probe = try MediaProbe.probe(try Fixtures.cleanThenNoisy())
+        let plan = try JobPlanner.plan(probe, options: JobOptions(settings: EncoderSettings(preset: "veryfast"), segmentSeconds: nil, workers: 2))
+        #expect(plan.probe.decodedScenes?.grain == true)
+        #expect(plan.cuts.segments.count == 1, "\(plan.cuts.segments.map(\.frameCount))")
     }
 }
