@@ -82,6 +82,9 @@ public struct PlanOptions: Sendable, Hashable {
     public var detectsScenes = true
     /// The encoder's B-frames: with any, libx264 takes no flash for a scene cut.
     public var bframes = 3
+    /// Whether the encode is at a constant quality (CRF): then no extra cut goes into grain
+    /// (`DecodedScenes.grain`). With a bitrate, the first pass spreads the bits over the segments.
+    public var constantQuality = true
     /// Scene changes found by decoding where the keyframes say nothing or little about them.
     public var decodedScenes: DecodedScenes?
     /// What one IDR frame a whole-file encode would not have made adds to the output, as a share of its

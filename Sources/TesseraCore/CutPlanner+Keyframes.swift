@@ -180,7 +180,7 @@ extension CutPlanner {
     /// `planAtKeyframes`); else, when that pays, with its last segment cut finer (`finishingTogether`).
     func withExtraCuts(_ cuts: [Int], _ options: PlanOptions, shortest: Int, maxPreRoll: Int) -> [Int] {
         let keyframes = Set(cuts)
-        guard options.encoders > 1, options.decodedScenes?.grain != true else { return cuts }
+        guard options.encoders > 1, !options.constantQuality || options.decodedScenes?.grain != true else { return cuts }
         let cost = options.costOfAnExtraCut ?? estimatedCostOfAnExtraCut
         let affordable = cost > 0 ? Int(options.extraCutBudget / cost) : Int.max
         guard affordable > 0 else { return cuts }

@@ -205,6 +205,7 @@ public enum JobPlanner {
         // whole-file key frames are its interval's cadence alone, which the cuts then follow.
         planOptions.detectsScenes = settings.preset != "ultrafast" && settings.videoCodec != .av1
         planOptions.bframes = settings.effectiveBFrames
+        planOptions.constantQuality = settings.bitrate == nil
         if planOptions.segmentSeconds == nil, let load = options.load {
             let pixels = Double(output.width) * Double(output.height)
             planOptions.segmentation = options.segmentation.segments(seconds: Double(planner.frameCount) / planner.framesPerSecond,

@@ -332,9 +332,10 @@ import ZMQKit
         let source = try Fixtures.media("progress-640x360-24s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=24",
                                                                  "-c:v", "libx264", "-preset", "ultrafast", "-g", "1000",
                                                                  "-keyint_min", "1000", "-sc_threshold", "0"])
-        // A few seconds alone; a loaded machine (the whole suite on two cores) stretches it many times over.
+        // Some seconds alone (slower: at slow it once ended, under the whole suite, before a sample saw it mid-segment);
+        // a loaded machine stretches it many times over.
         let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path,
-                                     ["--preset", "slow", "--segment-seconds", "30"])
+                                     ["--preset", "slower", "--segment-seconds", "30"])
         let store = try cluster.openStore()
         defer { store.close() }
         var withinASegment = false, rate: Double?, eta: Double?
