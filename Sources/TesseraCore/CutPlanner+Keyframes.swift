@@ -101,7 +101,7 @@ extension CutPlanner {
         let minimum = keyintMinimum(options)
         let read = KeyframeForecast.sceneCuts(randomAccessPoints: randomAccessDisplayPositions, keyint: keyint)
         let changes = options.decodedScenes?.changes(claims: read)
-            ?? Dictionary(read.map { ($0, SceneChange.certain($0)) }) { a, _ in a }
+            ?? SceneChange.certain(at: read)
         return KeyframeForecast.replay(frames: display.count, changes: changes, keyint: keyint, minimumInterval: minimum,
                                        flashes: options.bframes > 0, detectsScenes: options.detectsScenes)
     }

@@ -26,7 +26,7 @@ public struct DecodedScenes: Codable, Hashable, Sendable {
     /// Every frame that may be a scene change, by display position: `claims` outside the examined intervals
     /// and the certain cuts as certain, with the estimates found.
     public func changes(claims: [Int]) -> [Int: SceneChange] {
-        var all = Dictionary(correcting(claims).map { ($0, SceneChange.certain($0)) }) { a, _ in a }
+        var all = SceneChange.certain(at: correcting(claims))
         for change in changes ?? [] { all[change.frame] = change }
         return all
     }
@@ -52,6 +52,11 @@ public struct SceneChange: Codable, Hashable, Sendable {
 
     /// A change every test passes (a source keyframe at a scene cut).
     public static func certain(_ frame: Int) -> SceneChange { SceneChange(frame: frame, change: 1, skipping: 1) }
+
+    /// Certain changes at `frames`, by frame.
+    public static func certain(at frames: [Int]) -> [Int: SceneChange] {
+        Dictionary(frames.map { ($0, certain($0)) }) { a, _ in a }
+    }
 
     /// A frame taken to pass, never a cut itself.
     public static func unmeasured(_ frame: Int) -> SceneChange {
@@ -105,7 +110,7 @@ public struct KeyframeForecast: Codable, Hashable, Sendable {
     /// least `minimumInterval` after the last IDR, and every `keyint` frames in between. With
     /// `detectsScenes` false (x264's ultrafast preset), the cadence alone.
     public static func keyframes(frames: Int, sceneCuts: [Int], keyint: Int, minimumInterval: Int, detectsScenes: Bool = true) -> [Int] {
-        replay(frames: frames, changes: Dictionary(sceneCuts.map { ($0, SceneChange.certain($0)) }) { a, _ in a },
+        replay(frames: frames, changes: SceneChange.certain(at: sceneCuts),
                keyint: keyint, minimumInterval: minimumInterval, flashes: false, detectsScenes: detectsScenes).keyframes
     }
 
