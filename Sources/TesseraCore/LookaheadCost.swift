@@ -96,7 +96,7 @@ public enum LookaheadCost {
         var costs = [Int32](repeating: 0, count: picture.blocksWide * picture.blocksHigh)
         picture.plane.withUnsafeBufferPointer { plane in
             let base = plane.baseAddress! + LowresPicture.pad * picture.stride + LowresPicture.pad
-            var prediction = [Int32](repeating: 0, count: 64)
+            var prediction = [UInt8](repeating: 0, count: 64)
             prediction.withUnsafeMutableBufferPointer { pred in
                 for by in 0..<picture.blocksHigh {
                     for bx in 0..<picture.blocksWide {
@@ -178,13 +178,10 @@ public enum LookaheadCost {
         picture.plane.withUnsafeBufferPointer { current in
             reference.plane.withUnsafeBufferPointer { past in
                 let offset = LowresPicture.pad * picture.stride + LowresPicture.pad
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { pred in
-                    for by in 0..<picture.blocksHigh {
-                        for bx in 0..<picture.blocksWide {
-                            let k = offset + by * 8 * picture.stride + bx * 8
-                            for row in 0..<8 { for col in 0..<8 { pred[row * 8 + col] = Int32(past[k + row * picture.stride + col]) } }
-                            total += Int(satd(current.baseAddress! + k, picture.stride, pred.baseAddress!))
-                        }
+                for by in 0..<picture.blocksHigh {
+                    for bx in 0..<picture.blocksWide {
+                        let k = offset + by * 8 * picture.stride + bx * 8
+                        total += Int(satd(current.baseAddress! + k, picture.stride, past.baseAddress! + k, picture.stride))
                     }
                 }
             }
@@ -194,13 +191,13 @@ public enum LookaheadCost {
 
     /// The cheapest of DC, horizontal, vertical and plane prediction of the 8x8 block at `origin`, from the
     /// source pixels above and to its left, in SATD.
-    static func bestIntra(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<Int32>) -> Int32 {
+    static func bestIntra(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<UInt8>) -> Int32 {
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: 16 + 52) { edges in
             bestIntra(origin, stride, pred, top: edges.baseAddress!, left: edges.baseAddress! + 8, scratch: edges.baseAddress! + 16)
         }
     }
 
-    static func bestIntra(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<Int32>,
+    static func bestIntra(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<UInt8>,
                           top: UnsafeMutablePointer<Int32>, left: UnsafeMutablePointer<Int32>, scratch: UnsafeMutablePointer<Int32>) -> Int32 {
         for i in 0..<8 {
             top[i] = Int32(origin[i - stride])
@@ -212,12 +209,12 @@ public enum LookaheadCost {
         let t0 = top[0] + top[1] + top[2] + top[3], t1 = top[4] + top[5] + top[6] + top[7]
         let l0 = left[0] + left[1] + left[2] + left[3], l1 = left[4] + left[5] + left[6] + left[7]
         let dc: [Int32] = [(t0 + l0 + 4) >> 3, (t1 + 2) >> 2, (l1 + 2) >> 2, (t1 + l1 + 4) >> 3]
-        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = dc[(y / 4) * 2 + x / 4] } }
-        best = min(best, satd(origin, stride, pred))
-        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = left[y] } }
-        best = min(best, satd(origin, stride, pred))
-        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = top[x] } }
-        best = min(best, satd(origin, stride, pred))
+        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = UInt8(dc[(y / 4) * 2 + x / 4]) } }
+        best = min(best, satd(origin, stride, pred, 8))
+        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = UInt8(left[y]) } }
+        best = min(best, satd(origin, stride, pred, 8))
+        for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = UInt8(top[x]) } }
+        best = min(best, satd(origin, stride, pred, 8))
         // Plane.
         var h: Int32 = 0, v: Int32 = 0
         for i in 0..<4 {
@@ -227,17 +224,17 @@ public enum LookaheadCost {
         let b = (17 * h + 16) >> 5, c = (17 * v + 16) >> 5, a = 16 * (left[7] + top[7])
         for y in 0..<8 {
             for x in 0..<8 {
-                pred[y * 8 + x] = min(255, max(0, (a + b * Int32(x - 3) + c * Int32(y - 3) + 16) >> 5))
+                pred[y * 8 + x] = UInt8(min(255, max(0, (a + b * Int32(x - 3) + c * Int32(y - 3) + 16) >> 5)))
             }
         }
-        best = min(best, satd(origin, stride, pred))
+        best = min(best, satd(origin, stride, pred, 8))
         return min(best, bestDirectional(origin, stride, pred, scratch))
     }
 
     /// The cheapest of H.264's six diagonal 8x8 luma predictions, from edges smoothed as H.264 smooths them
     /// (libx264's lookahead tries these too when its subpixel refinement is above 1, as at every preset from
     /// veryfast on).
-    static func bestDirectional(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<Int32>,
+    static func bestDirectional(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafeMutablePointer<UInt8>,
                                 _ scratch: UnsafeMutablePointer<Int32>) -> Int32 {
         // Raw edges: t[0...16] is the corner then 16 pixels above, l[0...8] the corner then 8 to the left.
         let rawTop = scratch, rawLeft = scratch + 17
@@ -262,8 +259,8 @@ public enum LookaheadCost {
         func two(_ a: Int32, _ b: Int32) -> Int32 { (a + b + 1) >> 1 }
         var best = Int32.max
         func fill(_ value: (Int, Int) -> Int32) {
-            for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = value(x, y) } }
-            best = min(best, satd(origin, stride, pred))
+            for y in 0..<8 { for x in 0..<8 { pred[y * 8 + x] = UInt8(value(x, y)) } }
+            best = min(best, satd(origin, stride, pred, 8))
         }
         // Diagonal down-left.
         fill { x, y in x == 7 && y == 7 ? (t(14) + 3 * t(15) + 2) >> 2 : three(t(x + y), t(x + y + 1), t(x + y + 2)) }
@@ -299,32 +296,47 @@ public enum LookaheadCost {
     }
 
     /// Sum of absolute 4x4 Hadamard coefficients of (block − prediction), halved, over the four 4x4 blocks.
-    static func satd(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafePointer<Int32>) -> Int32 {
+    /// The coefficients' order does not matter to the sum, so each row's two 4x4 halves are transformed side by
+    /// side: first down the columns, then across by even and odd lanes.
+    static func satd(_ origin: UnsafePointer<UInt8>, _ stride: Int, _ pred: UnsafePointer<UInt8>, _ predStride: Int) -> Int32 {
         var total: Int32 = 0
-        for q in 0..<4 {
-            let qx = (q & 1) * 4, qy = (q >> 1) * 4
-            var rows = (SIMD4<Int32>(), SIMD4<Int32>(), SIMD4<Int32>(), SIMD4<Int32>())
-            for y in 0..<4 {
-                let o = origin + (qy + y) * stride + qx, p = pred + (qy + y) * 8 + qx
-                let d0 = Int32(o[0]) - p[0], d1 = Int32(o[1]) - p[1], d2 = Int32(o[2]) - p[2], d3 = Int32(o[3]) - p[3]
-                let a0 = d0 + d1, a1 = d0 - d1, a2 = d2 + d3, a3 = d2 - d3
-                let row = SIMD4(a0 + a2, a1 + a3, a0 - a2, a1 - a3)
-                switch y {
-                case 0: rows.0 = row
-                case 1: rows.1 = row
-                case 2: rows.2 = row
-                default: rows.3 = row
-                }
+        for half in 0..<2 {
+            @inline(__always) func row(_ y: Int) -> SIMD8<Int32> {
+                SIMD8<Int32>(truncatingIfNeeded: load8(origin + (4 * half + y) * stride))
+                    &- SIMD8<Int32>(truncatingIfNeeded: load8(pred + (4 * half + y) * predStride))
             }
-            let b0 = rows.0 &+ rows.1, b1 = rows.0 &- rows.1, b2 = rows.2 &+ rows.3, b3 = rows.2 &- rows.3
-            let sum = magnitude(b0 &+ b2) &+ magnitude(b1 &+ b3) &+ magnitude(b0 &- b2) &+ magnitude(b1 &- b3)
-            total += sum.wrappedSum() >> 1
+            let r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3)
+            let a0 = r0 &+ r1, a1 = r0 &- r1, a2 = r2 &+ r3, a3 = r2 &- r3
+            let sums = across(a0 &+ a2) &+ across(a1 &+ a3) &+ across(a0 &- a2) &+ across(a1 &- a3)
+            total += (sums[0] >> 1) + (sums[1] >> 1)
         }
         return total
     }
 
+    /// The absolute coefficients of one row of two 4-point transforms side by side, summed per transform.
     @inline(__always)
-    static func magnitude(_ v: SIMD4<Int32>) -> SIMD4<Int32> { v.replacing(with: 0 &- v, where: v .< 0) }
+    static func across(_ row: SIMD8<Int32>) -> SIMD2<Int32> {
+        // Lanes of `s` and `d`: the left transform's two pairs, then the right one's.
+        let s = row.evenHalf &+ row.oddHalf, d = row.evenHalf &- row.oddHalf
+        return magnitude(s.evenHalf &+ s.oddHalf) &+ magnitude(s.evenHalf &- s.oddHalf)
+            &+ magnitude(d.evenHalf &+ d.oddHalf) &+ magnitude(d.evenHalf &- d.oddHalf)
+    }
+
+    /// SAD of an 8x8 block against another.
+    static func sad(_ a: UnsafePointer<UInt8>, _ strideA: Int, _ b: UnsafePointer<UInt8>, _ strideB: Int) -> Int32 {
+        var sum = SIMD8<UInt16>()
+        for row in 0..<8 {
+            let x = load8(a + row * strideA), y = load8(b + row * strideB)
+            sum &+= SIMD8<UInt16>(truncatingIfNeeded: pointwiseMax(x, y) &- pointwiseMin(x, y))
+        }
+        return Int32(sum.wrappedSum())
+    }
+
+    @inline(__always)
+    static func load8(_ p: UnsafePointer<UInt8>) -> SIMD8<UInt8> { UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt8>.self) }
+
+    @inline(__always)
+    static func magnitude<V: SIMD>(_ v: V) -> V where V.Scalar == Int32 { v.replacing(with: 0 &- v, where: v .< 0) }
 }
 
 /// libx264's lookahead motion search for one 8x8 block of a half-size picture: the predicted vector and
@@ -339,7 +351,7 @@ struct MotionSearch {
     let blocksWide: Int
     let blocksHigh: Int
     /// The interpolated block being compared.
-    var buffer = [Int32](repeating: 0, count: 64)
+    var buffer = [UInt8](repeating: 0, count: 64)
     static let hexagon = [(-2, 0), (-1, 2), (1, 2), (2, 0), (1, -2), (-1, -2)]
     static let square = [(0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (-1, 1), (1, -1), (1, 1)]
     static let diamond = [(0, -1), (0, 1), (-1, 0), (1, 0)]
@@ -434,13 +446,7 @@ struct MotionSearch {
 
     /// SAD against whole-pixel vector (x, y).
     func sadWhole(_ block: UnsafePointer<UInt8>, _ x: Int, _ y: Int) -> Int32 {
-        let past = references[0] + (block - current) + y * stride + x
-        var sum: Int32 = 0
-        for row in 0..<8 {
-            let a = block + row * stride, b = past + row * stride
-            for col in 0..<8 { sum += abs(Int32(a[col]) - Int32(b[col])) }
-        }
-        return sum
+        LookaheadCost.sad(block, stride, references[0] + (block - current) + y * stride + x, stride)
     }
 
     /// SAD or SATD against quarter-pixel vector (x, y): half pixels from their pictures, quarter pixels the
@@ -449,18 +455,18 @@ struct MotionSearch {
         let index = ((y & 3) << 2) + (x & 3)
         let offset = (block - current) + (y >> 2) * stride + (x >> 2)
         let a = references[Self.firstPlane[index]] + offset + ((y & 3) == 3 ? stride : 0)
-        let b = index & 5 != 0 ? references[Self.secondPlane[index]] + offset + ((x & 3) == 3 ? 1 : 0) : a
         let stride = stride
+        guard index & 5 != 0 else {
+            return satd ? LookaheadCost.satd(block, stride, a, stride) : LookaheadCost.sad(block, stride, a, stride)
+        }
+        let b = references[Self.secondPlane[index]] + offset + ((x & 3) == 3 ? 1 : 0)
         return buffer.withUnsafeMutableBufferPointer { pred in
             for row in 0..<8 {
-                for col in 0..<8 {
-                    pred[row * 8 + col] = (Int32(a[row * stride + col]) + Int32(b[row * stride + col]) + 1) >> 1
-                }
+                let p = SIMD8<UInt16>(truncatingIfNeeded: LookaheadCost.load8(a + row * stride))
+                    &+ SIMD8<UInt16>(truncatingIfNeeded: LookaheadCost.load8(b + row * stride)) &+ 1
+                UnsafeMutableRawPointer(pred.baseAddress! + row * 8).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: p &>> 1), as: SIMD8<UInt8>.self)
             }
-            if satd { return LookaheadCost.satd(block, stride, pred.baseAddress!) }
-            var sum: Int32 = 0
-            for row in 0..<8 { for col in 0..<8 { sum += abs(Int32(block[row * stride + col]) - pred[row * 8 + col]) } }
-            return sum
+            return satd ? LookaheadCost.satd(block, stride, pred.baseAddress!, 8) : LookaheadCost.sad(block, stride, pred.baseAddress!, 8)
         }
     }
 }

@@ -234,6 +234,7 @@ public enum JobPlanner {
                                                       threads: ProcessInfo.processInfo.activeProcessorCount)
                     probe.decodedScenes = found.scenes
                     probe.sceneAnalysisSeconds = found.seconds
+                    probe.sceneAnalysisFrames = found.decodedFrames
                 }
             }
             planOptions.decodedScenes = probe.decodedScenes

@@ -23,6 +23,8 @@ public struct ProbeResult: Sendable {
     public var decodedScenes: DecodedScenes?
     /// What that analysis took in the plan that made it, in seconds (0 when it came with the probe).
     public var sceneAnalysisSeconds = 0.0
+    /// Frames the scene analysis decoded.
+    public var sceneAnalysisFrames = 0
 
     /// Whether this probe still describes `path`: the same path, and the file's size and modification
     /// time unchanged since.

@@ -33,9 +33,10 @@ public enum SceneAnalysis {
     public static func run(_ probe: ProbeResult, planner: CutPlanner, intervals: [ClosedRange<Int>], picture: (width: Int, height: Int),
                            options: PlanOptions, threads: Int) throws(TesseraError) -> Result {
         let started = Date()
+        let decoded = Locked(0)
         let ends = Array(Set(intervals.flatMap { [$0.lowerBound, $0.upperBound] })).sorted()
         let keyframes = try parallel(chunks(ends, threads)) { (positions) throws(TesseraError) -> [Int: Thumbnail] in
-            try Reader(probe, planner, picture: nil).thumbnails(of: positions)
+            try Reader(probe, planner, picture: nil, counting: decoded).thumbnails(of: positions)
         }.reduce(into: [Int: Thumbnail]()) { $0.merge($1) { a, _ in a } }
         let differing = intervals.filter { interval in
             guard let a = keyframes[interval.lowerBound], let b = keyframes[interval.upperBound] else { return false }
@@ -50,21 +51,30 @@ public enum SceneAnalysis {
         if let last = intervals.map(\.upperBound).max(), last < planner.frameCount - 1 { following[last] = last...(planner.frameCount - 1) }
         var examined = Set<ClosedRange<Int>>(), found: [Int: SceneChange] = [:]
 
+        // The changes within `intervals`, estimated over `threads`.
+        func estimate(_ intervals: [ClosedRange<Int>]) throws(TesseraError) -> [SceneChange] {
+            try parallel(chunks(intervals, threads)) { (intervals) throws(TesseraError) -> [SceneChange] in
+                let reader = try Reader(probe, planner, picture: size, counting: decoded)
+                var changes: [SceneChange] = []
+                // Adjacent intervals in one pass: the frames just past one are the next one's first.
+                for run in adjacentRuns(intervals) {
+                    changes += try reader.changes(between: run.lowerBound, and: run.upperBound).changes
+                }
+                return changes
+            }.flatMap { $0 }
+        }
         // A frame that may pass the test at an interval's end runs on into the next interval: libx264 takes a
         // frame for a scene cut only where the frame after it does not pass as well. In grain that can run on
         // and on; after `longestRun` intervals the frame after the last is taken to pass, unmeasured.
-        func examine(_ start: [ClosedRange<Int>]) throws(TesseraError) {
+        // `start`'s changes are `computed` when given (examined while sampling).
+        func examine(_ start: [ClosedRange<Int>], computed: [SceneChange]? = nil) throws(TesseraError) {
             var pending = start.map { ($0, 0) }
+            var computed = computed
             while !pending.isEmpty {
                 examined.formUnion(pending.map(\.0))
-                let changes = try parallel(chunks(pending.map(\.0), threads)) { (intervals) throws(TesseraError) -> [SceneChange] in
-                    let reader = try Reader(probe, planner, picture: size)
-                    var changes: [SceneChange] = []
-                    for interval in intervals {
-                        changes += try reader.changes(between: interval.lowerBound, and: interval.upperBound)
-                    }
-                    return changes
-                }.flatMap { $0 }
+                let changes: [SceneChange]
+                if let given = computed { changes = given } else { changes = try estimate(pending.map(\.0)) }
+                computed = nil
                 for change in changes where found[change.frame].map({ $0.unmeasured == true }) ?? true { found[change.frame] = change }
                 var next: [(ClosedRange<Int>, Int)] = []
                 for (interval, run) in pending where found[interval.upperBound + 1] != nil {
@@ -83,7 +93,7 @@ public enum SceneAnalysis {
         // Grain and sensor noise: libx264's bias grows with the GOP, and where every frame costs a high share
         // of its intra cost, a frame passes once the bias is high enough, with no cut in sight. An interval
         // the forecast so far puts far enough from an IDR is sampled (the two frames after its first
-        // keyframe) and examined when the sample comes within `grainMargin` of the test there.
+        // keyframe) and examined, in the same pass, when the sample comes within `grainMargin` of the test there.
         var sampled = Set<ClosedRange<Int>>()
         for _ in 0..<3 {
             var told = options
@@ -95,26 +105,39 @@ public enum SceneAnalysis {
             let open = intervals.filter { !examined.contains($0) && !sampled.contains($0) && $0.count > 2 && threshold($0) <= sampledBelow }
             guard !open.isEmpty else { break }
             sampled.formUnion(open)
-            let samples = try parallel(chunks(open, threads)) { (intervals) throws(TesseraError) -> [(ClosedRange<Int>, Double)] in
-                let reader = try Reader(probe, planner, picture: size)
-                var samples: [(ClosedRange<Int>, Double)] = []
-                for interval in intervals {
-                    let changes = try reader.changes(between: interval.lowerBound, and: interval.lowerBound + 1)
-                    samples.append((interval, changes.map(\.change).max() ?? 0))
+            let tests = open.map { ($0, threshold($0) - grainMargin) }
+            // Taken one at a time from a shared queue: the intervals examined through cost far more than the others.
+            let next = Locked(0)
+            let samples = try parallel(Array(repeating: tests, count: min(threads, tests.count))) { (tests) throws(TesseraError) -> [(ClosedRange<Int>, [SceneChange])] in
+                let reader = try Reader(probe, planner, picture: size, counting: decoded)
+                var samples: [(ClosedRange<Int>, [SceneChange])] = []
+                while case let k = next.withValue({ (n: inout Int) -> Int in n += 1; return n - 1 }), k < tests.count {
+                    let (interval, least) = tests[k]
+                    let sampled = try reader.changes(between: interval.lowerBound, and: interval.upperBound, examiningFrom: least)
+                    if sampled.complete { samples.append((interval, sampled.changes)) }
                 }
                 return samples
             }.flatMap { $0 }
-            let grainy = samples.filter { $0.1 >= threshold($0.0) - grainMargin }.map(\.0)
-            guard !grainy.isEmpty else { break }
-            try examine(grainy)
+            guard !samples.isEmpty else { break }
+            try examine(samples.map(\.0), computed: samples.flatMap(\.1))
         }
 
         let changes = found.values.sorted { $0.frame < $1.frame }
         let estimated = examined.reduce(0) { $0 + $1.upperBound - $1.lowerBound }
         var scenes = DecodedScenes(examined: intervals, cuts: [], changes: changes)
         scenes.grain = estimated > 0 && 2 * changes.filter { $0.unmeasured != true }.count >= estimated
-        return Result(scenes: scenes, decodedFrames: ends.count + 4 * sampled.count + estimated + 3 * examined.count,
-                      seconds: Date().timeIntervalSince(started))
+        return Result(scenes: scenes, decodedFrames: decoded.current, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// Sorted intervals with adjacent ones (one's end the next one's start) joined.
+    static func adjacentRuns(_ intervals: [ClosedRange<Int>]) -> [ClosedRange<Int>] {
+        intervals.sorted { $0.lowerBound < $1.lowerBound }.reduce(into: []) { runs, interval in
+            if let last = runs.last, last.upperBound == interval.lowerBound {
+                runs[runs.count - 1] = last.lowerBound...interval.upperBound
+            } else {
+                runs.append(interval)
+            }
+        }
     }
 
     /// `items` in `count` contiguous runs of about equal length.
@@ -176,14 +199,17 @@ public enum SceneAnalysis {
         let picture: (width: Int, height: Int)?
         let packet = Packet()
         let frame = Frame()
+        /// Frames decoded, by every reader of one analysis.
+        let decoded: Locked<Int>
         /// The packet just read, by decode-order index; nil before the first read after a seek.
         var current: Int?
         /// Probe entries by (pts, dts, size), to know where a seek landed.
         let lookup: [SegmentReader.Key: [Int]]
 
-        init(_ probe: ProbeResult, _ planner: CutPlanner, picture: (width: Int, height: Int)?) throws(TesseraError) {
+        init(_ probe: ProbeResult, _ planner: CutPlanner, picture: (width: Int, height: Int)?, counting decoded: Locked<Int>) throws(TesseraError) {
             self.probe = probe
             self.planner = planner
+            self.decoded = decoded
             do {
                 input = try probe.openInput(probedStreams: probe.streams.count)
                 decoder = try Decoder(input: input, streamIndex: probe.video.index)
@@ -207,15 +233,18 @@ public enum SceneAnalysis {
                 let pts = probe.packets[index].pts
                 try decode(from: index, through: index) { frame in
                     if frame.pts == pts { out[position] = Thumbnail(try scaler.scale(frame)) }
+                    return true
                 }
             }
             return out
         }
 
         /// The lookahead estimates of the frames after display position `from` through the one after `to`
-        /// (both random-access points) that could pass libx264's scene-cut test.
-        func changes(between from: Int, and to: Int) throws(TesseraError) -> [SceneChange] {
-            guard let pictureScaler, let picture else { return [] }
+        /// (both random-access points) that could pass libx264's scene-cut test. With `examiningFrom`, the
+        /// two frames after `from` first: when neither reaches it, only theirs, not `complete`.
+        func changes(between from: Int, and to: Int, examiningFrom least: Double? = nil) throws(TesseraError)
+            -> (changes: [SceneChange], complete: Bool) {
+            guard let pictureScaler, let picture else { return ([], true) }
             let through = min(to + 2, planner.frameCount - 1)
             let first = planner.packetIndex(atDisplayPosition: from)
             let final = planner.lastPacketIndex(throughDisplayPosition: through)
@@ -234,9 +263,10 @@ public enum SceneAnalysis {
             /// The last frame's share, when it may pass: its skipping share comes with the next frame.
             var open: (position: Int, change: Double)?
             var changes: [SceneChange] = []
+            var complete = true
             try decode(from: first, through: final) { frame in
                 guard let pts = frame.pts, pts >= low, pts <= high, let position = planner.displayPosition(of: pts),
-                      position > (last?.position ?? -1) else { return }
+                      position > (last?.position ?? -1) else { return true }
                 let scaled = try pictureScaler.scale(frame)
                 let lowres = scaled.withPlane(0) { data, stride in
                     LowresPicture(halving: UnsafeBufferPointer(start: data, count: stride * picture.height), stride: stride,
@@ -250,29 +280,34 @@ public enum SceneAnalysis {
                     changes.append(SceneChange(frame: waiting.position, change: waiting.change, skipping: skipping))
                     open = nil
                 }
+                if let least, position == from + 3, (changes.map(\.change).max() ?? 0) < least {
+                    complete = false
+                    return false
+                }
                 if let previous = last, previous.position == position - 1, position <= to + 1 {
                     let change = entry.share(from: previous)
                     if change >= SceneChange.least - 0.01 { open = (position, change) }
                 }
                 beforeLast = last
                 last = entry
+                return true
             }
             if let waiting = open { changes.append(SceneChange(frame: waiting.position, change: waiting.change, skipping: 1)) }
-            return changes
+            return (changes, complete)
         }
 
-        /// Decodes packets `first...last` (decode order) afresh, handing each frame out.
-        func decode(from first: Int, through last: Int, _ body: (Frame) throws -> Void) throws(TesseraError) {
+        /// Decodes packets `first...last` (decode order) afresh, handing each frame out until `body` says stop.
+        func decode(from first: Int, through last: Int, _ body: (Frame) throws -> Bool) throws(TesseraError) {
             do {
                 try position(at: first)
                 decoder.flush()
                 while let index = current, index <= last {
-                    while try decoder.send(packet) == .needsInput { try drain(body) }
-                    try drain(body)
+                    while try decoder.send(packet) == .needsInput { guard try drain(body) else { return } }
+                    guard try drain(body) else { return }
                     try advance()
                 }
                 _ = try decoder.send(nil)
-                try drain(body)
+                _ = try drain(body)
             } catch let error as TesseraError {
                 throw error
             } catch {
@@ -280,11 +315,14 @@ public enum SceneAnalysis {
             }
         }
 
-        func drain(_ body: (Frame) throws -> Void) throws {
+        /// Hands out the frames the decoder has ready; false when `body` said stop.
+        func drain(_ body: (Frame) throws -> Bool) throws -> Bool {
             while try decoder.receive(frame) == .ready {
                 defer { frame.unref() }
-                try body(frame)
+                decoded.withValue { $0 += 1 }
+                guard try body(frame) else { return false }
             }
+            return true
         }
 
         /// Leaves `packet` holding video packet `index`: reading on when it is a little ahead, else after a

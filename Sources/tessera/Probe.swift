@@ -86,6 +86,8 @@ struct ProbeReport: Codable {
     var sceneChangeSeconds: [Double]?
     /// Seconds spent decoding to find scene changes.
     var sceneAnalysisSeconds: Double
+    /// Frames it decoded (a frame decoded twice counts twice).
+    var sceneAnalysisFrames: Int
     var segments: [Segment]
     var packets: [Packet]?
 
@@ -135,6 +137,7 @@ struct ProbeReport: Codable {
         forecastKeyframeSeconds = cuts.forecastKeyframes?.map(seconds)
         sceneChangeSeconds = cuts.sceneChanges?.map(seconds)
         sceneAnalysisSeconds = probe.sceneAnalysisSeconds.rounded6
+        sceneAnalysisFrames = probe.sceneAnalysisFrames
         let forecast = cuts.forecastKeyframes.map(Set.init)
         segments = cuts.segments.map {
             Segment(index: $0.index, startSeconds: seconds($0.startPTS), endSeconds: seconds($0.endPTS), frames: $0.frameCount,

@@ -205,4 +205,36 @@ func streamWithKeyframes(at starts: [Int], frames: Int, bframes: Int = 2, size: 
         let flat = picture { _, _ in 90 }
         #expect(LookaheadCost.intra(flat).allSatisfy { $0 == LookaheadCost.intraPenalty })
     }
+
+    /// The vectorised SATD and SAD give the textbook sums: per 4x4 block the absolute 4-point Hadamard
+    /// coefficients of the difference, halved and rounded down, and the absolute differences.
+    @Test func satdAndSADAreTheScalarSums() {
+        var generator = SystemRandomNumberGenerator()
+        let stride = 24
+        for trial in 0..<200 {
+            let a = (0..<(stride * 8)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let b = (0..<(stride * 8)).map { k in trial % 2 == 0 ? UInt8.random(in: 0...255, using: &generator) : UInt8(clamping: Int(a[k]) + Int.random(in: -6...6)) }
+            var satd: Int32 = 0, sad: Int32 = 0
+            for q in 0..<4 {
+                var d = [[Int32]](repeating: [Int32](repeating: 0, count: 4), count: 4)
+                for y in 0..<4 { for x in 0..<4 {
+                    let k = ((q >> 1) * 4 + y) * stride + (q & 1) * 4 + x
+                    d[y][x] = Int32(a[k]) - Int32(b[k])
+                    sad += abs(d[y][x])
+                } }
+                let h: [[Int32]] = [[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]
+                var sum: Int32 = 0
+                for i in 0..<4 { for j in 0..<4 {
+                    var c: Int32 = 0
+                    for y in 0..<4 { for x in 0..<4 { c += h[i][y] * d[y][x] * h[j][x] } }
+                    sum += abs(c)
+                } }
+                satd += sum >> 1
+            }
+            a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in
+                #expect(LookaheadCost.satd(pa.baseAddress!, stride, pb.baseAddress!, stride) == satd)
+                #expect(LookaheadCost.sad(pa.baseAddress!, stride, pb.baseAddress!, stride) == sad)
+            } }
+        }
+    }
 }
