@@ -25,24 +25,31 @@ public struct LowresPicture: Sendable {
         let base = pixels.baseAddress!
         var planes = [[UInt8]](repeating: [UInt8](repeating: 0, count: stride * (height + 2 * pad)), count: 4)
         var sum = 0, squares = 0
-        for (k, (dx, dy)) in [(0, 0), (1, 0), (0, 1), (1, 1)].enumerated() {
-            planes[k].withUnsafeMutableBufferPointer { plane in
-                // Each pixel the rounded mean of a 2x2 block, in libx264's order of rounding; past the picture's
-                // last row or column, that row or column again.
-                for y in 0..<height {
-                    let r0 = base + min(2 * y + dy, fullHeight - 1) * source, r1 = base + min(2 * y + dy + 1, fullHeight - 1) * source
-                    let row = plane.baseAddress! + (y + pad) * stride + pad
-                    for x in 0..<width {
-                        let c0 = min(2 * x + dx, fullWidth - 1), c1 = min(2 * x + dx + 1, fullWidth - 1)
-                        let left = (Int(r0[c0]) + Int(r1[c0]) + 1) >> 1, right = (Int(r0[c1]) + Int(r1[c1]) + 1) >> 1
-                        row[x] = UInt8((left + right + 1) >> 1)
-                    }
-                    // Edges repeated left and right.
-                    for x in 0..<pad {
-                        row[-pad + x] = row[0]
-                        row[width + x] = row[width - 1]
+        // Each pixel the rounded mean of a 2x2 block, in libx264's order of rounding (down the column first);
+        // past the picture's last row or column, that row or column again. A row pair's column means serve both
+        // the whole and the half-right picture.
+        var columns = [Int](repeating: 0, count: fullWidth + 2)
+        for dy in 0..<2 {
+            for y in 0..<height {
+                let r0 = base + min(2 * y + dy, fullHeight - 1) * source, r1 = base + min(2 * y + dy + 1, fullHeight - 1) * source
+                for c in 0..<fullWidth { columns[c] = (Int(r0[c]) + Int(r1[c]) + 1) >> 1 }
+                columns[fullWidth] = columns[fullWidth - 1]
+                columns[fullWidth + 1] = columns[fullWidth - 1]
+                for dx in 0..<2 {
+                    planes[2 * dy + dx].withUnsafeMutableBufferPointer { plane in
+                        let row = plane.baseAddress! + (y + pad) * stride + pad
+                        for x in 0..<width { row[x] = UInt8((columns[2 * x + dx] + columns[2 * x + dx + 1] + 1) >> 1) }
+                        // Edges repeated left and right.
+                        for x in 0..<pad {
+                            row[-pad + x] = row[0]
+                            row[width + x] = row[width - 1]
+                        }
                     }
                 }
+            }
+        }
+        for k in 0..<4 {
+            planes[k].withUnsafeMutableBufferPointer { plane in
                 let first = plane.baseAddress! + pad * stride, last = plane.baseAddress! + (height + pad - 1) * stride
                 for y in 0..<pad {
                     (plane.baseAddress! + y * stride).update(from: first, count: stride)

@@ -237,4 +237,26 @@ func streamWithKeyframes(at starts: [Int], frames: Int, bframes: Int = 2, size: 
             } }
         }
     }
+
+    /// The half-size pictures are 2x2 means rounded as libx264 rounds them (down the column first), at whole and
+    /// half-pixel offsets, the last row and column repeated past the edge; odd sizes too.
+    @Test func halvingRoundsAsLibx264Does() {
+        var generator = SystemRandomNumberGenerator()
+        for (width, height) in [(37, 23), (64, 36), (18, 11)] {
+            let stride = width + 3
+            let pixels = (0..<(stride * height)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let picture = pixels.withUnsafeBufferPointer { LowresPicture(halving: $0, stride: stride, width: width, height: height) }
+            for (k, (dx, dy)) in [(0, 0), (1, 0), (0, 1), (1, 1)].enumerated() {
+                for y in 0..<(height / 2) {
+                    for x in 0..<(width / 2) {
+                        func at(_ c: Int, _ r: Int) -> Int { Int(pixels[min(r, height - 1) * stride + min(c, width - 1)]) }
+                        let left = (at(2 * x + dx, 2 * y + dy) + at(2 * x + dx, 2 * y + dy + 1) + 1) >> 1
+                        let right = (at(2 * x + dx + 1, 2 * y + dy) + at(2 * x + dx + 1, 2 * y + dy + 1) + 1) >> 1
+                        let got = picture.planes[k][(y + LowresPicture.pad) * picture.stride + x + LowresPicture.pad]
+                        #expect(Int(got) == (left + right + 1) >> 1, "plane \(k) at \(x),\(y) of \(width)x\(height)")
+                    }
+                }
+            }
+        }
+    }
 }
