@@ -327,28 +327,33 @@ import ZMQKit
         // them, when its segments were short: the long segment below is what it needs.
         try cluster.startCoordinator(["--heartbeat", "3"])
         try cluster.startWorker("w", ["--heartbeat", "3"])
-        // One keyframe and one segment (the whole 24 s), long enough to be seen mid-encode: planned at the encode's
-        // keyframe interval its 10 s segments once finished between two samples.
-        let source = try Fixtures.media("progress-640x360-24s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=24",
-                                                                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "1000",
-                                                                 "-keyint_min", "1000", "-sc_threshold", "0"])
+        // One keyframe and one segment (the whole 40 s), long enough to be seen mid-encode: planned at the encode's
+        // keyframe interval its 10 s segments once finished between two samples, and 24 s at slower ended, under the
+        // whole suite, before a sample saw it (progress is recorded at the coordinator's heartbeat, 3 s).
+        let source = try Fixtures.media("progress-640x360-40s.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=40",
+                                                                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "2000",
+                                                                 "-keyint_min", "2000", "-sc_threshold", "0"])
         // Some seconds alone (slower: at slow it once ended, under the whole suite, before a sample saw it mid-segment);
         // a loaded machine stretches it many times over.
         let job = try cluster.submit(source, cluster.directory.appendingPathComponent("out.mp4").path,
-                                     ["--preset", "slower", "--segment-seconds", "30"])
+                                     ["--preset", "slower", "--segment-seconds", "60"])
         let store = try cluster.openStore()
         defer { store.close() }
         var withinASegment = false, rate: Double?, eta: Double?
+        var samples: [String] = []
         cluster.waitUntil(timeout: 300) {
-            guard let status = try? FaultToleranceTests.statusJSON(cluster, job), status["state"] as? String == "encoding",
-                  let framesDone = status["framesDone"] as? Int else { return (try? store.job(job).state.isFinal) ?? true }
+            let status = try? FaultToleranceTests.statusJSON(cluster, job)
+            let sample = "\(status?["state"] ?? "no status")/\(status?["framesDone"] ?? "-")"
+            if samples.last != sample { samples.append(sample) }
+            guard let status, status["state"] as? String == "encoding",
+                  let framesDone = status["framesDone"] as? Int else { return (try? store.job(job).state.isFinal) ?? false }
             let doneFrames = ((try? store.segments(job)) ?? []).filter { $0.state == .done }.reduce(0) { $0 + $1.frameCount }
             if framesDone > doneFrames { withinASegment = true }
             rate = rate ?? status["fps"] as? Double
             eta = eta ?? status["etaSeconds"] as? Double
             return withinASegment && rate != nil && eta != nil
         }
-        #expect(withinASegment, "framesDone never went past the done segments' frames")
+        #expect(withinASegment, "framesDone never went past the done segments' frames (state/framesDone seen: \(samples))")
         #expect(rate.map { $0 > 0 } == true, "no fps")
         #expect(eta.map { $0 >= 0 } == true, "no etaSeconds")
         #expect(try cluster.wait(job, timeout: 300).state == .done)
