@@ -63,6 +63,7 @@ public enum SceneAnalysis {
                 return changes
             }.flatMap { $0 }
         }
+
         // A frame that may pass the test at an interval's end runs on into the next interval: libx264 takes a
         // frame for a scene cut only where the frame after it does not pass as well. In grain that can run on
         // and on; after `longestRun` intervals the frame after the last is taken to pass, unmeasured.
@@ -184,7 +185,6 @@ public enum SceneAnalysis {
         func histogramDistance(_ other: Thumbnail) -> Double {
             zip(histogram, other.histogram).reduce(0) { $0 + abs($1.0 - $1.1) } / 3
         }
-
     }
 
     /// Reads and decodes chosen frames of the input on one thread.
