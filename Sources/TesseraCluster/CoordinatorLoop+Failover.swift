@@ -56,14 +56,11 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Fails the loaded jobs whose input is not the file they pinned any more.
+    /// Checks, off the loop, that the loaded jobs' inputs are the ones they pinned (`checked` fails those that are not).
     func checkInputs() {
         for (id, job) in loaded.sorted(by: { $0.key < $1.key }) {
-            do throws(TesseraError) { try job.plan.checkInput() } catch {
-                logger.error("the input changed under a job", metadata: ["job.id": "\(id)", "error": "\(error)"])
-                try? store.setState(id, to: .failed, error: error.description)
-                drop(id)
-            }
+            let plan = job.plan
+            inputChecks.check(id) { () throws(TesseraError) in try plan.checkInput() }
         }
     }
 

@@ -188,18 +188,34 @@ extension CoordinatorLoop {
         }
     }
 
-    /// After a worker could not read a task's bytes from object storage: true when the input is not the object the
-    /// job pinned any more, and the job failed naming it (as a payload the coordinator cannot read fails it).
-    func sourceChanged(_ failure: ClusterMessage.Failure, from worker: String) throws -> Bool {
-        guard let job = loaded[failure.segment.jobID] else { return false }
-        do {
-            try job.plan.checkInput()
-            return false
-        } catch {
-            try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error)
-            try? store.setState(failure.segment.jobID, to: .failed, error: error.description)
-            drop(failure.segment.jobID)
-            return true
+    /// After a worker could not read a task's bytes from object storage: its failure waits while the job's input is
+    /// checked off the loop (`checked`). False when the job is not loaded here (the failure is answered at once).
+    func holdUntilChecked(_ failure: ClusterMessage.Failure, from worker: String) -> Bool {
+        let id = failure.segment.jobID
+        guard let job = loaded[id] else { return false }
+        unreadable[id, default: []].append((failure, worker))
+        let plan = job.plan
+        inputChecks.check(id) { () throws(TesseraError) in try plan.checkInput() }
+        return true
+    }
+
+    /// A check's answer: a job whose input is not the object (or file) it pinned any more fails naming it, as a
+    /// payload the coordinator cannot read fails it; the failures held for the answer are released, charged as
+    /// attempts, so that the segments are retried when the input is still the one.
+    func checked(_ outcome: InputChecks.Outcome) throws {
+        let held = unreadable.removeValue(forKey: outcome.job) ?? []
+        for (failure, worker) in held { try release(failure, from: worker) }
+        guard let error = outcome.error, loaded[outcome.job] != nil else { return }
+        logger.error("the input changed under a job", metadata: ["job.id": "\(outcome.job)", "error": "\(error)"])
+        try? store.setState(outcome.job, to: .failed, error: error.description)
+        drop(outcome.job)
+    }
+
+    /// A worker's failure to encode a task: the lease goes back, an attempt charged.
+    func release(_ failure: ClusterMessage.Failure, from worker: String) throws {
+        if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
+            logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
+                                                        "error": "\(failure.error)"])
         }
     }
 }

@@ -52,6 +52,10 @@ final class CoordinatorLoop {
     var quarantinedKeys: [String: String] = [:]
     /// Workers that read a task's source bytes from object storage themselves (`SourceRanges.capability`).
     var sourceReaders: Set<String> = []
+    /// Inputs checked off the loop (a HEAD request for an object), and the failures held for their answer:
+    /// a worker that could not read its bytes is answered once the coordinator knows whether the object changed.
+    let inputChecks: InputChecks
+    var unreadable: [String: [(failure: ClusterMessage.Failure, worker: String)]] = [:]
 
     var options: Coordinator.Options { coordinator.options }
     var logger: Logger { coordinator.logger }
@@ -62,6 +66,7 @@ final class CoordinatorLoop {
         self.socket = socket
         self.spooler = spooler
         self.authorized = authorized
+        inputChecks = InputChecks(doorbell: coordinator.events.doorbell)
         keysChecked = authorized?.generation ?? 0
         machine = CoordinatorStateMachine(coordinator.machineConfiguration, now: Stopwatch.now)
         audits = AuditBook(.init(rate: coordinator.options.auditRate, wait: coordinator.options.auditWait))
@@ -102,6 +107,9 @@ final class CoordinatorLoop {
             }
             for event in coordinator.events.take() {
                 try step("job event", \.bookkeeping) { try apply(event) }
+            }
+            for outcome in inputChecks.take() {
+                try step("input check", \.bookkeeping) { try checked(outcome) }
             }
             let now = Stopwatch.now
             let duties = machine.tick(now: now)
@@ -196,11 +204,8 @@ final class CoordinatorLoop {
             if audits.isAuditLease(failure.segment, worker: worker, token: failure.token) { return audits.unanswered(failure.segment) }
             meter.abandoned(failure.segment)
             // A worker that could not read its bytes: a replaced object fails the job, anything else is retried.
-            if failure.code == .sourceUnreadable, try sourceChanged(failure, from: worker) { return }
-            if try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: failure.error) {
-                logger.warning("segment failed", metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)",
-                                                            "error": "\(failure.error)"])
-            }
+            if failure.code == .sourceUnreadable, holdUntilChecked(failure, from: worker) { return }
+            try release(failure, from: worker)
         case .progress(let progress):
             // Only for a task in flight to this worker under that lease; anything else is ignored.
             guard UUID(uuidString: progress.lease.segment.jobID) != nil,
