@@ -2,11 +2,13 @@ import TesseraCore
 
 /// An object read in ranged GETs pinned by its ETag (`If-Match`), with read-ahead: a read outside the window
 /// fetches what was asked for and a little more (64 KiB), and each read that carries on where the last window
-/// ended doubles the next fetch, up to 8 MiB. Probing a file reads only what libavformat asks for; a long
+/// ended, or skips less than the next fetch would bring (at most 1 MiB), doubles the next fetch, up to 8 MiB. Probing a file reads only what libavformat asks for; a long
 /// sequential read costs few requests. Blocking: one reader per thread, as its client.
 public final class S3ObjectReader: RandomAccessBytes {
     public static let firstFetch = 64 << 10
     public static let largestFetch = 8 << 20
+    /// The longest skip read through rather than fetched anew: a request's wait moves about this much.
+    public static let longestSkip = 1 << 20
 
     public let location: S3Location
     public let size: Int64
@@ -30,11 +32,16 @@ public final class S3ObjectReader: RandomAccessBytes {
         guard offset < size, !buffer.isEmpty else { return 0 }
         let windowEnd = windowStart + Int64(window.count)
         if !(windowStart..<windowEnd).contains(offset) {
-            nextFetch = offset == windowEnd && !window.isEmpty ? min(nextFetch * 2, Self.largestFetch) : Self.firstFetch
-            let end = min(size, offset + Int64(max(buffer.count, nextFetch)))
+            // Reading on, or skipping less than the next fetch would bring and at most `longestSkip` (one stream of
+            // an interleaved file): the fetches grow from where the window ended. Elsewhere: a small fetch where asked.
+            let readingOn = !window.isEmpty && offset >= windowEnd
+                && offset - windowEnd < Int64(min(nextFetch * 2, Self.largestFetch, Self.longestSkip))
+            nextFetch = readingOn ? min(nextFetch * 2, Self.largestFetch) : Self.firstFetch
+            let start = readingOn ? windowEnd : offset
+            let end = min(size, max(offset + Int64(buffer.count), start + Int64(nextFetch)))
             window = []  // the old window goes before the new one arrives
-            window = try client.get(location, range: offset..<end, ifMatch: etag)
-            windowStart = offset
+            window = try client.get(location, range: start..<end, ifMatch: etag)
+            windowStart = start
             requests += 1
             fetchedBytes += Int64(window.count)
         }

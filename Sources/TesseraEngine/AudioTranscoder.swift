@@ -41,6 +41,7 @@ public enum AudioTranscoder {
         let path = plan.inputPath
         do {
             let input = try plan.reopenInput()
+            input.readOnly(stream: streamIndex)
             let stream = input.streams[streamIndex]
             let packet = Packet()
             var packets: [MediaPacket] = []
@@ -77,6 +78,7 @@ public enum AudioTranscoder {
         let path = plan.inputPath
         do {
             let input = try plan.reopenInput()
+            input.readOnly(stream: streamIndex)  // the video's bytes are not read (an object: not fetched)
             let stream = input.streams[streamIndex]
             let decoder = try Decoder(input: input, streamIndex: streamIndex)
             let encoder = try Encoder(audio: AudioEncoderConfig(codecName: "aac", sampleRate: Int32(sampleRate),

@@ -213,4 +213,26 @@ extension S3ClientTests {
         let changed = #expect(throws: S3Error.self) { try buffer.withUnsafeMutableBytes { try reader.read(at: 0, into: $0) } }
         #expect(changed?.code == .objectChanged)
     }
+
+    /// One stream of an interleaved file read alone: short skips forward grow the fetches from where the window
+    /// ended (few GETs), a long jump fetches little where it lands.
+    @Test func shortSkipsReadOnAndLongJumpsFetchLittle() throws {
+        let data = Self.bytes(12 << 20, seed: 11)
+        let object = S3Location(bucket: "media", key: "skips.bin")
+        try client.put(object, body: data)
+        let reader = S3ObjectReader(client: client, location: object, object: try client.head(object))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for offset in stride(from: 0, to: 2 << 20, by: 100 << 10) {
+            let count = try buffer.withUnsafeMutableBytes { try reader.read(at: Int64(offset), into: $0) }
+            #expect(Array(buffer[..<count]) == Array(data[offset..<(offset + count)]))
+        }
+        // 21 reads 100 KiB apart: one GET each with a fresh window for every skip; reading on, 64 KiB doubling.
+        #expect(reader.requests <= 6, "\(reader.requests) GETs")
+        let (requests, fetched) = (reader.requests, reader.fetchedBytes)
+        let far = (12 << 20) - 10_000
+        let count = try buffer.withUnsafeMutableBytes { try reader.read(at: Int64(far), into: $0) }
+        #expect(Array(buffer[..<count]) == Array(data[far..<(far + count)]))
+        #expect(reader.requests == requests + 1)
+        #expect(reader.fetchedBytes - fetched == 10_000, "a jump past the next fetch reads from where it lands")
+    }
 }
