@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""The same job from a local file and from S3: wall time and peak resident memory of the coordinator and a worker.
+"""The same job from a local file and from S3: wall time, processor time, peak resident memory of the coordinator and a
+worker, and how many 1080p workers one coordinator keeps busy either way.
 
     python3 bench/object_storage.py TESSERA INPUT [--runs 3] [--preset veryfast]
 
 Starts moto's S3 server (PyPI's `moto[server]`) on loopback (authentication off, so that workers' presigned reads pass;
-an IAM user's keys are still made and used), puts INPUT in a bucket, then runs `tessera transcode` in turns: INPUT -> local MP4, and
-s3://bench/INPUT -> local MP4, each with the process's own embedded store and local workers. While each runs, its
-process tree is sampled every 0.1 s: the `tessera transcode` process holds the coordinator, its other `tessera`
-processes are the workers; each one's peak is its VmHWM. Prints medians and the ratios S3 / local, and writes JSON next to
-this file (object_storage.json). Every output is checked for the source's frame count with ffprobe.
+an IAM user's keys are still made and used), puts INPUT in a bucket, then runs `tessera transcode --json` over CURVE in
+turns: INPUT -> local MP4, and s3://bench/INPUT -> local MP4, each with the process's own embedded store and local
+workers. While each runs, its process tree is sampled every 0.1 s: the `tessera transcode` process holds the
+coordinator, its other `tessera` processes are the workers; each one's peak is its VmHWM. Processor time: Tessera's
+(the command and the workers it reaps, not the store) and the S3 server's, apart, since on loopback the server's
+shares the cores. Capacity: from each run's own timings, the segments per second the coordinator's loop sustains on a
+core and the bytes per segment its CURVE I/O thread moves (at the rate measured in the local runs), times a segment's
+encode seconds. Prints medians and the ratios S3 / local, and writes JSON next to this file (object_storage.json).
+Every output is checked for the source's frame count with ffprobe.
 """
-import argparse, json, os, socket, statistics, subprocess, sys, tempfile, threading, time
+import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -79,12 +84,21 @@ def exe(pid):
         return None
 
 
-def timed(args, env):
-    """Runs `args`; returns (wall seconds, coordinator peak MiB, largest worker peak MiB)."""
+def cpu_seconds(pid):
+    """A process's own user and system time (not its children's)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(args, env, server):
+    """Runs `args`; returns (wall seconds, coordinator peak MiB, largest worker peak MiB, the command's JSON report,
+    the processor seconds of the command and the workers it reaped, and those of the `server` process meanwhile)."""
     peaks = {"coordinator": 0, "worker": 0}
     binary = os.path.realpath(args[0])
+    before, server_before = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_seconds(server)
     t0 = time.monotonic()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def sample():
         while proc.poll() is None:
@@ -105,12 +119,30 @@ def timed(args, env):
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    _, err = proc.communicate()
+    out, err = proc.communicate()
     sampler.join()
     wall = time.monotonic() - t0
+    after, server_after = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_seconds(server)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args[:4])}: exit {proc.returncode}: {err.strip()[-400:]}")
-    return wall, peaks["coordinator"] / 1024, peaks["worker"] / 1024
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, peaks["coordinator"] / 1024, peaks["worker"] / 1024, json.loads(out), cpu, server_after - server_before
+
+
+def capacity(report, io_bytes_per_second):
+    """1080p workers one coordinator keeps busy on a core for its loop and one for its transport's I/O thread: the
+    segments per second each sustains (the loop's processor time and store waits per segment; the bytes a segment
+    moves through the coordinator at `io_bytes_per_second` of that thread) times a segment's encode seconds."""
+    t, segments = report["timings"], report["timings"]["segmentsDispatched"]
+    encode = t["workerEncode"] / segments
+    loop = sum(t[p] for p in ("payloadPacking", "dispatch", "results", "bookkeeping")) - t["spoolerCPU"] + t["loopDatabase"]
+    spooler = t["spoolerCPU"] + t["spoolerDatabase"]
+    moved = (t["payloadBytes"] + t["resultBytes"]) / segments
+    by_loop = encode * segments / max(loop, spooler)
+    by_bytes = encode * io_bytes_per_second / moved
+    return {"encodeSecondsPerSegment": encode, "loopMsPerSegment": 1000 * max(loop, spooler) / segments,
+            "bytesPerSegment": moved, "sourceBytesPerSegment": t["payloadBytes"] / segments,
+            "workersByLoop": by_loop, "workersByTransport": by_bytes, "workers": min(by_loop, by_bytes)}
 
 
 def frames(path):
@@ -141,27 +173,54 @@ def main():
         s3.upload_file(a.input, "bench", name)
         size = os.path.getsize(a.input)
         expected = frames(a.input)
-        common = ["-y", "--preset", a.preset, "--data-dir", os.path.join(work, "db")]
+        # Over CURVE, as a cluster's workers are: what the coordinator's transport carries is what limits it.
+        common = ["-y", "--preset", a.preset, "--data-dir", os.path.join(work, "db"), "--json", "--bench-transport", "curve"]
+        # Created and started untimed, so that no timed run pays for it.
+        subprocess.run([a.tessera, "db", "start", "--data-dir", os.path.join(work, "db")], check=True, capture_output=True)
         runs = {"local": [], "s3": []}
+        reports = {"local": [], "s3": []}
         for r in range(a.runs):
             for kind, source in (("local", a.input), ("s3", f"s3://bench/{name}")):
                 out = os.path.join(work, f"{kind}.mp4")
-                wall, coordinator, worker = timed([a.tessera, "transcode", source, "-o", out] + common, aws)
+                wall, coordinator, worker, report, cpu, server = timed([a.tessera, "transcode", source, "-o", out] + common,
+                                                                       aws, moto.pid)
                 got = frames(out)
                 if got != expected:
                     raise SystemExit(f"{kind}: {got} frames for {expected}")
-                runs[kind].append({"wall": wall, "coordinatorMiB": coordinator, "workerMiB": worker})
-                print(f"[{time.strftime('%H:%M:%S')}] run {r + 1} {kind}: {wall:.2f} s, coordinator {coordinator:.0f} MiB, "
-                      f"worker {worker:.0f} MiB", file=sys.stderr, flush=True)
-        med = {k: {f: statistics.median(x[f] for x in v) for f in ("wall", "coordinatorMiB", "workerMiB")} for k, v in runs.items()}
+                reports[kind].append(report)
+                runs[kind].append({"wall": wall, "coordinatorMiB": coordinator, "workerMiB": worker, "tesseraCPU": cpu,
+                                   "serverCPU": server, "segmentFrames": report["segmentFrames"]})
+                print(f"[{time.strftime('%H:%M:%S')}] run {r + 1} {kind}: {wall:.2f} s, Tessera {cpu:.1f} s CPU, server "
+                      f"{server:.1f} s CPU, coordinator {coordinator:.0f} MiB, worker {worker:.0f} MiB", file=sys.stderr, flush=True)
+        fields = ("wall", "tesseraCPU", "serverCPU", "coordinatorMiB", "workerMiB")
+        med = {k: {f: statistics.median(x[f] for x in v) for f in fields} for k, v in runs.items()}
         print(f"{name}: {size / 1e6:.0f} MB, {expected} frames, preset {a.preset}, {a.runs} runs each, medians")
-        print(f"{'':28}{'local':>12}{'s3':>12}{'s3 / local':>12}")
-        for field, label, unit in (("wall", "wall time", "s"), ("coordinatorMiB", "coordinator peak RSS", "MiB"),
+        print(f"{'':32}{'local':>12}{'s3':>12}{'s3 / local':>12}")
+        for field, label, unit in (("wall", "wall time", "s"), ("tesseraCPU", "Tessera processor time", "s"),
+                                   ("serverCPU", "S3 server processor time", "s"),
+                                   ("coordinatorMiB", "coordinator peak RSS", "MiB"),
                                    ("workerMiB", "worker peak RSS (largest)", "MiB")):
             lo, s3v = med["local"][field], med["s3"][field]
-            print(f"{label:28}{lo:>10.1f}{unit[:1]:>2}{s3v:>10.1f}{unit[:1]:>2}{s3v / lo:>11.3f}x")
+            ratio = f"{s3v / lo:>11.3f}x" if lo >= 0.1 else f"{'-':>12}"
+            print(f"{label:32}{lo:>10.1f}{unit[:1]:>2}{s3v:>10.1f}{unit[:1]:>2}{ratio}")
+        # The CURVE I/O thread's rate, from the local runs (they move the most bytes through it).
+        moved = sum(j["timings"]["payloadBytes"] + j["timings"]["resultBytes"] for j in reports["local"])
+        io_rate = moved / max(sum(j["timings"]["zmqIO"] for j in reports["local"]), 1e-3)
+        caps = {k: [capacity(j, io_rate) for j in v] for k, v in reports.items()}
+        cap = {k: {f: statistics.median(c[f] for c in v) for f in v[0]} for k, v in caps.items()}
+        print(f"coordinator capacity in workers like these (CURVE I/O thread: {io_rate / 1e6:.0f} MB per core-second)")
+        for field, label, scale, unit in (("sourceBytesPerSegment", "source bytes sent per segment", 1e-6, "MB"),
+                                          ("bytesPerSegment", "bytes through it per segment", 1e-6, "MB"),
+                                          ("loopMsPerSegment", "loop time per segment", 1, "ms"),
+                                          ("encodeSecondsPerSegment", "encode seconds per segment", 1, "s"),
+                                          ("workersByLoop", "workers by its loop", 1, ""),
+                                          ("workersByTransport", "workers by its transport", 1, ""),
+                                          ("workers", "workers kept busy", 1, "")):
+            lo, s3v = cap["local"][field] * scale, cap["s3"][field] * scale
+            print(f"{label:32}{lo:>10.2f}{unit:>2}{s3v:>10.2f}{unit:>2}")
         with open(os.path.join(HERE, "object_storage.json"), "w") as f:
-            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "runs": runs, "medians": med}, f, indent=1)
+            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "runs": runs, "medians": med,
+                       "ioBytesPerCoreSecond": io_rate, "capacity": cap}, f, indent=1)
     finally:
         subprocess.run([a.tessera, "db", "stop", "--data-dir", os.path.join(work, "db")], capture_output=True)
         moto.terminate()
