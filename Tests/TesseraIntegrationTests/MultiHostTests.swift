@@ -209,11 +209,13 @@ struct MultiHostTests {
     @Test func aCoordinatorCutOffLetsItsJobGoWhenItIsBack() throws {
         let cluster = try MultiHostCluster()
         defer { cluster.tearDown() }
-        let (source, output, store, job) = try cluster.startJob()
+        // 30 s of source, and c1 cut off before c2 starts: with 12 s, its workers once finished every segment in the
+        // second c2 took to start, and c1 the job itself.
+        let (source, output, store, job) = try cluster.startJob(seconds: 30)
         defer { store.close() }
         #expect(try cluster.waitUntil(timeout: 60) { try store.holds(job, coordinator: "c1") && store.job(job).segmentsDone >= 1 })
-        try cluster.startCoordinator("c2")
         try cluster.bed.link("c1", up: false)
+        try cluster.startCoordinator("c2")
         #expect(try cluster.waitUntil(timeout: MultiHostCluster.takeoverAfter + 30) { try store.holds(job, coordinator: "c2") },
                 "c2 never took the job over\n\(cluster.diagnostics(job, store))")
         try cluster.bed.link("c1", up: true)
