@@ -10,9 +10,10 @@ turns: INPUT -> local MP4, and s3://bench/INPUT -> local MP4, each with the proc
 workers. While each runs, its process tree is sampled every 0.1 s: the `tessera transcode` process holds the
 coordinator, its other `tessera` processes are the workers; each one's peak is its VmHWM. Processor time: Tessera's
 (the command and the workers it reaps, not the store) and the S3 server's, apart, since on loopback the server's
-shares the cores. Capacity: from each run's own timings, the segments per second the coordinator's loop sustains on a
-core and the bytes per segment its CURVE I/O thread moves (at the rate measured in the local runs), times a segment's
-encode seconds. Prints medians and the ratios S3 / local, and writes JSON next to this file (object_storage.json).
+shares the cores. Capacity: the segments per second the coordinator's loop sustains on a core (its ceiling: benchmark
+workers that neither read nor encode, 0.2 s segments of a 1080p clip with 6-frame GOPs, as in bench/run; with
+`--ceiling-seconds 0`, from the jobs' own timings, their per-job and per-second work included) and the bytes per segment
+its CURVE I/O thread moves in the jobs (at the rate measured in the local runs), times a segment's encode seconds. Prints medians and the ratios S3 / local, and writes JSON next to this file (object_storage.json).
 Every output is checked for the source's frame count with ffprobe.
 """
 import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, threading, time
@@ -157,6 +158,8 @@ def main():
     ap.add_argument("input")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--preset", default="veryfast")
+    ap.add_argument("--ceiling-seconds", type=float, default=120,
+                    help="length of the 1080p clip with 6-frame GOPs for the loop's ceiling (0: skip it)")
     a = ap.parse_args()
 
     moto, url, (key_id, secret) = start_moto()
@@ -208,10 +211,41 @@ def main():
         io_rate = moved / max(sum(j["timings"]["zmqIO"] for j in reports["local"]), 1e-3)
         caps = {k: [capacity(j, io_rate) for j in v] for k, v in reports.items()}
         cap = {k: {f: statistics.median(c[f] for c in v) for f in v[0]} for k, v in caps.items()}
+        ceiling = {}
+        if a.ceiling_seconds > 0:
+            # The loop in steady state: benchmark workers (no encode, no read; a filler result of the real encode's
+            # size per frame), 0.2 s segments, 32 tasks in flight, as bench/run's ceiling, from a file and from S3.
+            clip = os.path.join(work, "ceiling.mp4")
+            subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30",
+                            "-t", str(a.ceiling_seconds), "-c:v", "libx264", "-preset", "ultrafast", "-crf", "30", "-g", "6", clip],
+                           check=True)
+            s3.upload_file(clip, "bench", "ceiling.mp4")
+            per_frame = int(statistics.median(j["timings"]["resultBytes"] / j["frames"] for j in reports["local"]))
+            bench = ["--workers", "8", "--segment-seconds", "0.2", "--bench-skip-encode", str(per_frame), "--bench-slots", "4"]
+            for kind, source in (("local", clip), ("s3", "s3://bench/ceiling.mp4")):
+                found = []
+                for r in range(a.runs):
+                    report = timed([a.tessera, "transcode", source, "-o", os.path.join(work, "ceiling-out.mp4")] + common + bench,
+                                   aws, moto.pid)[3]
+                    t = report["timings"]
+                    segments = t["segmentsDispatched"]
+                    loop = sum(t[p] for p in ("payloadPacking", "dispatch", "results", "bookkeeping")) - t["spoolerCPU"] + t["loopDatabase"]
+                    spooler = t["spoolerCPU"] + t["spoolerDatabase"]
+                    found.append({"segmentsPerSecond": segments / t["encodingWall"], "loopMsPerSegment": 1000 * loop / segments,
+                                  "segmentsPerSecondWithACore": segments / max(loop, spooler)})
+                    print(f"[{time.strftime('%H:%M:%S')}] ceiling run {r + 1} {kind}: {segments} segments, "
+                          f"{found[-1]['segmentsPerSecond']:.0f}/s", file=sys.stderr, flush=True)
+                ceiling[kind] = {f: statistics.median(x[f] for x in found) for f in found[0]}
+                cap[kind]["workersByLoop"] = ceiling[kind]["segmentsPerSecondWithACore"] * cap[kind]["encodeSecondsPerSegment"]
+                cap[kind]["workers"] = min(cap[kind]["workersByLoop"], cap[kind]["workersByTransport"])
+            print(f"the loop's ceiling (0.2 s segments of a 1080p clip, benchmark workers)")
+            for field, label in (("segmentsPerSecond", "segments per second"), ("loopMsPerSegment", "loop time per segment ms"),
+                                 ("segmentsPerSecondWithACore", "segments per second with a core")):
+                print(f"{label:32}{ceiling['local'][field]:>12.2f}{ceiling['s3'][field]:>12.2f}")
         print(f"coordinator capacity in workers like these (CURVE I/O thread: {io_rate / 1e6:.0f} MB per core-second)")
         for field, label, scale, unit in (("sourceBytesPerSegment", "source bytes sent per segment", 1e-6, "MB"),
                                           ("bytesPerSegment", "bytes through it per segment", 1e-6, "MB"),
-                                          ("loopMsPerSegment", "loop time per segment", 1, "ms"),
+                                          ("loopMsPerSegment", "loop time per segment (job)", 1, "ms"),
                                           ("encodeSecondsPerSegment", "encode seconds per segment", 1, "s"),
                                           ("workersByLoop", "workers by its loop", 1, ""),
                                           ("workersByTransport", "workers by its transport", 1, ""),
@@ -220,7 +254,8 @@ def main():
             print(f"{label:32}{lo:>10.2f}{unit:>2}{s3v:>10.2f}{unit:>2}")
         with open(os.path.join(HERE, "object_storage.json"), "w") as f:
             json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "runs": runs, "medians": med,
-                       "ioBytesPerCoreSecond": io_rate, "capacity": cap}, f, indent=1)
+                       "ioBytesPerCoreSecond": io_rate, "ceiling": ceiling,
+                       "capacity": cap}, f, indent=1)
     finally:
         subprocess.run([a.tessera, "db", "stop", "--data-dir", os.path.join(work, "db")], capture_output=True)
         moto.terminate()

@@ -246,8 +246,9 @@ final class WorkerSession {
             var code: ClusterMessage.Failure.Code?
             do {
                 var task = try payload.withUnsafeBytes { (bytes) throws(PayloadError) in try SegmentTask(serializedBytes: bytes) }
-                if task.header.source != nil {
+                if task.header.source != nil, benchBytesPerFrame == nil {
                     // The bytes are read here, from object storage; a read that fails is said as such, and the task is retried.
+                    // (A benchmark worker reads nothing: it measures the coordinator, which moves none of these bytes.)
                     code = .sourceUnreadable
                     let read = sourcesRead.withValue { count -> Int in count += 1; return count }
                     if read <= tamperSourceURLs ?? 0 { task = WorkerFault.tampered(task) }
