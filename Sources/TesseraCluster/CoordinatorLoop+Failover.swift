@@ -58,10 +58,7 @@ extension CoordinatorLoop {
 
     /// Checks, off the loop, that the loaded jobs' inputs are the ones they pinned (`checked` fails those that are not).
     func checkInputs() {
-        for (id, job) in loaded.sorted(by: { $0.key < $1.key }) {
-            let plan = job.plan
-            inputChecks.check(id) { () throws(TesseraError) in try plan.checkInput() }
-        }
+        for (id, job) in loaded.sorted(by: { $0.key < $1.key }) { checkInput(of: id, job.plan) }
     }
 
     /// A job stopped by a local fault: nothing of it is leased, and `status` says why.

@@ -194,9 +194,13 @@ extension CoordinatorLoop {
         let id = failure.segment.jobID
         guard let job = loaded[id] else { return false }
         unreadable[id, default: []].append((failure, worker))
-        let plan = job.plan
-        inputChecks.check(id) { () throws(TesseraError) in try plan.checkInput() }
+        checkInput(of: id, job.plan)
         return true
+    }
+
+    /// Asks for `job`'s input to be checked off the loop; the answer comes to `checked`.
+    func checkInput(of job: String, _ plan: JobPlan) {
+        inputChecks.check(job) { () throws(TesseraError) in try plan.checkInput() }
     }
 
     /// A check's answer: a job whose input is not the object (or file) it pinned any more fails naming it, as a

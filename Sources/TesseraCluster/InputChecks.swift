@@ -13,8 +13,10 @@ final class InputChecks: Sendable {
         var error: TesseraError?
     }
 
+    typealias Check = (job: String, check: @Sendable () throws(TesseraError) -> Void)
+
     private struct State {
-        var queue: [(job: String, check: @Sendable () throws(TesseraError) -> Void)] = []
+        var queue: [Check] = []
         var pending: Set<String> = []
         var outcomes: [Outcome] = []
         var working = false
@@ -49,7 +51,7 @@ final class InputChecks: Sendable {
     /// Runs the queued checks one after another; the thread ends when none is left.
     private func work() {
         while let next = state.withValue({ state in
-            if state.queue.isEmpty { state.working = false; return nil as (job: String, check: @Sendable () throws(TesseraError) -> Void)? }
+            if state.queue.isEmpty { state.working = false; return nil as Check? }
             return state.queue.removeFirst()
         }) {
             var error: TesseraError?

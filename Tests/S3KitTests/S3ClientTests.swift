@@ -189,13 +189,18 @@ import TesseraTestSupport
 }
 
 extension S3ClientTests {
+    /// `data` put at `object`, and a reader of it pinned to what was put.
+    func reader(of object: S3Location, holding data: [UInt8]) throws -> S3ObjectReader {
+        try client.put(object, body: data)
+        return S3ObjectReader(client: client, location: object, object: try client.head(object))
+    }
+
     /// The reader behind an s3:// input: the bytes as stored wherever it reads, a first read that fetches little,
     /// sequential reads in growing windows, and a replaced object refused.
     @Test func theObjectReaderReadsAheadAndStaysPinned() throws {
         let data = Self.bytes(3 << 20, seed: 7)
         let object = S3Location(bucket: "media", key: "reader.bin")
-        try client.put(object, body: data)
-        let reader = S3ObjectReader(client: client, location: object, object: try client.head(object))
+        let reader = try reader(of: object, holding: data)
         var buffer = [UInt8](repeating: 0, count: 4096)
         let first = try buffer.withUnsafeMutableBytes { try reader.read(at: 1_000_000, into: $0) }
         #expect(Array(buffer[..<first]) == Array(data[1_000_000..<(1_000_000 + first)]))
@@ -218,9 +223,7 @@ extension S3ClientTests {
     /// ended (few GETs), a long jump fetches little where it lands.
     @Test func shortSkipsReadOnAndLongJumpsFetchLittle() throws {
         let data = Self.bytes(12 << 20, seed: 11)
-        let object = S3Location(bucket: "media", key: "skips.bin")
-        try client.put(object, body: data)
-        let reader = S3ObjectReader(client: client, location: object, object: try client.head(object))
+        let reader = try reader(of: S3Location(bucket: "media", key: "skips.bin"), holding: data)
         var buffer = [UInt8](repeating: 0, count: 4096)
         for offset in stride(from: 0, to: 2 << 20, by: 100 << 10) {
             let count = try buffer.withUnsafeMutableBytes { try reader.read(at: Int64(offset), into: $0) }
