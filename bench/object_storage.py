@@ -6,7 +6,7 @@ worker, and how many 1080p workers one coordinator keeps busy either way.
 
 Starts moto's S3 server (PyPI's `moto[server]`) on loopback (authentication off, so that workers' presigned reads pass;
 an IAM user's keys are still made and used), puts INPUT in a bucket, then runs `tessera transcode --json` over CURVE in
-turns: INPUT -> local MP4, and s3://bench/INPUT -> local MP4, each with the process's own embedded store and local
+turns: INPUT -> local MP4, and s3://bench/INPUT -> local MP4 (with `--s3-output`, -> s3://bench/out.mp4), each with the process's own embedded store and local
 workers. While each runs, its process tree is sampled every 0.1 s: the `tessera transcode` process holds the
 coordinator, its other `tessera` processes are the workers; each one's peak is its VmHWM. Processor time: Tessera's
 (the command and the workers it reaps, not the store) and the S3 server's, apart, since on loopback the server's
@@ -158,6 +158,8 @@ def main():
     ap.add_argument("input")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--preset", default="veryfast")
+    ap.add_argument("--s3-output", action="store_true",
+                    help="the S3 runs write their MP4 to the bucket too (downloaded afterwards to count its frames)")
     ap.add_argument("--ceiling-seconds", type=float, default=120,
                     help="length of the 1080p clip with 6-frame GOPs for the loop's ceiling (0: skip it)")
     a = ap.parse_args()
@@ -185,8 +187,12 @@ def main():
         for r in range(a.runs):
             for kind, source in (("local", a.input), ("s3", f"s3://bench/{name}")):
                 out = os.path.join(work, f"{kind}.mp4")
-                wall, coordinator, worker, report, cpu, server = timed([a.tessera, "transcode", source, "-o", out] + common,
+                target = f"s3://bench/out-{r}.mp4" if kind == "s3" and a.s3_output else out
+                wall, coordinator, worker, report, cpu, server = timed([a.tessera, "transcode", source, "-o", target] + common,
                                                                        aws, moto.pid)
+                if target != out:
+                    s3.download_file("bench", f"out-{r}.mp4", out)
+                    s3.delete_object(Bucket="bench", Key=f"out-{r}.mp4")
                 got = frames(out)
                 if got != expected:
                     raise SystemExit(f"{kind}: {got} frames for {expected}")
@@ -197,7 +203,8 @@ def main():
                       f"{server:.1f} s CPU, coordinator {coordinator:.0f} MiB, worker {worker:.0f} MiB", file=sys.stderr, flush=True)
         fields = ("wall", "tesseraCPU", "serverCPU", "coordinatorMiB", "workerMiB")
         med = {k: {f: statistics.median(x[f] for x in v) for f in fields} for k, v in runs.items()}
-        print(f"{name}: {size / 1e6:.0f} MB, {expected} frames, preset {a.preset}, {a.runs} runs each, medians")
+        print(f"{name}: {size / 1e6:.0f} MB, {expected} frames, preset {a.preset}, {a.runs} runs each, medians"
+              + (" (the s3 runs write to S3 too)" if a.s3_output else ""))
         print(f"{'':32}{'local':>12}{'s3':>12}{'s3 / local':>12}")
         for field, label, unit in (("wall", "wall time", "s"), ("tesseraCPU", "Tessera processor time", "s"),
                                    ("serverCPU", "S3 server processor time", "s"),
@@ -253,7 +260,8 @@ def main():
             lo, s3v = cap["local"][field] * scale, cap["s3"][field] * scale
             print(f"{label:32}{lo:>10.2f}{unit:>2}{s3v:>10.2f}{unit:>2}")
         with open(os.path.join(HERE, "object_storage.json"), "w") as f:
-            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "runs": runs, "medians": med,
+            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "s3Output": a.s3_output,
+                       "runs": runs, "medians": med,
                        "ioBytesPerCoreSecond": io_rate, "ceiling": ceiling,
                        "capacity": cap}, f, indent=1)
     finally:

@@ -8,4 +8,7 @@ int tessera_curl_setopt_pointer(void *curl, int option, void *value) { return cu
 int tessera_curl_setopt_callback(void *curl, int option, tessera_curl_data_callback callback) {
     return curl_easy_setopt(curl, (CURLoption)option, callback);
 }
+int tessera_curl_setopt_seek(void *curl, tessera_curl_seek_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, (curl_seek_callback)callback);
+}
 int tessera_curl_getinfo_long(void *curl, int info, long *value) { return curl_easy_getinfo(curl, (CURLINFO)info, value); }

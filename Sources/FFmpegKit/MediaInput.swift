@@ -57,8 +57,9 @@ public final class MediaInput {
     }
 
     /// Opens the bytes of `source` through a custom AVIOContext (an object in S3); `name` stands for it in errors.
-    public convenience init(source: any RandomAccessBytes, name: String, probedStreams: Int? = nil) throws(FFmpegError) {
-        try self.init(path: name, io: SourceIO(source), probedStreams: probedStreams)
+    /// `sequential`: read in file order only, as from a pipe (bytes that arrive as they are written).
+    public convenience init(source: any RandomAccessBytes, name: String, probedStreams: Int? = nil, sequential: Bool = false) throws(FFmpegError) {
+        try self.init(path: name, io: SourceIO(source, sequential: sequential), probedStreams: probedStreams)
     }
 
     init(path: String, io: SourceIO?, probedStreams: Int?) throws(FFmpegError) {

@@ -2,13 +2,15 @@ import CFFmpeg
 import CTesseraShim
 import TesseraCore
 
-/// A muxer writing to a real file path (faststart rewrites the file by reopening its path), or into memory
-/// (`init(inMemory:)`, for fragmented output cut into files by the caller).
+/// A muxer writing to a real file path (faststart rewrites the file by reopening its path), into memory
+/// (`init(inMemory:)`, for fragmented output cut into files by the caller), or into a `ByteSink` (`init(sink:)`).
 public final class MediaOutput {
     var context: UnsafeMutablePointer<AVFormatContext>?
     public let path: String
     /// The output goes to a dynamic buffer, not a file (see MediaOutput+Fragments.swift).
     let inMemory: Bool
+    /// The output goes to a sink through this context, not a file.
+    private var sinkIO: SinkIO?
     var headerWritten = false
     var finished = false
 
@@ -21,6 +23,22 @@ public final class MediaOutput {
         try check(avio_open(&ctx!.pointee.pb, path, AVIO_FLAG_WRITE), "avio_open(\(path))")
     }
 
+    /// A muxer of `format` writing into `sink`, seeking in it as in a file; `name` stands for it in errors.
+    public init(sink: any ByteSink, name: String, format: String = "mp4") throws(FFmpegError) {
+        path = name
+        inMemory = false
+        let io = try SinkIO(sink)
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, format, nil), "avformat_alloc_output_context2(\(format))")
+        ctx!.pointee.pb = io.context
+        ctx!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context = ctx
+        sinkIO = io
+    }
+
+    /// What stopped the sink, when a write failed because the sink threw.
+    public var sinkFailure: (any Error)? { sinkIO?.failure }
+
     /// Adopts a context whose output is a dynamic buffer (`init(inMemory:)`).
     init(memoryContext ctx: UnsafeMutablePointer<AVFormatContext>) {
         path = ""
@@ -30,7 +48,7 @@ public final class MediaOutput {
 
     deinit {
         if let ctx = context {
-            if inMemory { discardBuffer() } else if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
+            if inMemory { discardBuffer() } else if sinkIO != nil { ctx.pointee.pb = nil } else if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
             avformat_free_context(ctx)
         }
     }
@@ -105,6 +123,6 @@ public final class MediaOutput {
         guard let ctx = context, !finished else { return }
         finished = true
         try check(av_write_trailer(ctx), "av_write_trailer")
-        if inMemory { discardBuffer() } else { try check(avio_closep(&ctx.pointee.pb), "avio_closep") }
+        if inMemory { discardBuffer() } else if sinkIO != nil { avio_flush(ctx.pointee.pb) } else { try check(avio_closep(&ctx.pointee.pb), "avio_closep") }
     }
 }

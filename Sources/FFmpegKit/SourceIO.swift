@@ -12,7 +12,9 @@ final class SourceIO {
     private var position: Int64 = 0
     private(set) var failure: (any Error)?
 
-    init(_ source: any RandomAccessBytes) throws(FFmpegError) {
+    /// `sequential`: libavformat is told the bytes cannot be sought, so it reads them in file order (skipping
+    /// forward by reading), as it reads a pipe.
+    init(_ source: any RandomAccessBytes, sequential: Bool = false) throws(FFmpegError) {
         self.source = source
         guard let buffer = av_malloc(Self.bufferSize) else { throw FFmpegError("cannot allocate the read buffer", call: "av_malloc") }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
@@ -25,6 +27,7 @@ final class SourceIO {
             av_free(buffer)
             throw FFmpegError("cannot allocate the I/O context", call: "avio_alloc_context")
         }
+        if sequential { context!.pointee.seekable = 0 }
     }
 
     deinit {

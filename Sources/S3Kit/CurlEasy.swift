@@ -53,13 +53,14 @@ final class CurlEasy {
             try CurlError.check(tessera_curl_setopt_offset(handle, Int32(CURLOPT_INFILESIZE_LARGE.rawValue), Int64(request.body.count)),
                                 "curl_easy_setopt")
             try CurlError.check(tessera_curl_setopt_callback(handle, Int32(CURLOPT_READFUNCTION.rawValue), Self.read), "curl_easy_setopt")
+            try CurlError.check(tessera_curl_setopt_seek(handle, Self.seek), "curl_easy_setopt(SEEKFUNCTION)")
         }
         try CurlError.check(tessera_curl_setopt_pointer(handle, Int32(CURLOPT_HTTPHEADER.rawValue), UnsafeMutableRawPointer(list)),
                             "curl_easy_setopt")
         try CurlError.check(tessera_curl_setopt_callback(handle, Int32(CURLOPT_WRITEFUNCTION.rawValue), Self.write), "curl_easy_setopt")
         try CurlError.check(tessera_curl_setopt_callback(handle, Int32(CURLOPT_HEADERFUNCTION.rawValue), Self.header), "curl_easy_setopt")
         let context = Unmanaged.passUnretained(exchange).toOpaque()
-        for option in [CURLOPT_READDATA, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] {
+        for option in [CURLOPT_READDATA, CURLOPT_SEEKDATA, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] {
             try CurlError.check(tessera_curl_setopt_pointer(handle, Int32(option.rawValue), context), "curl_easy_setopt")
         }
         let result = withExtendedLifetime(exchange) { curl_easy_perform(handle) }
@@ -88,6 +89,14 @@ final class CurlEasy {
         }
         exchange.uploaded += n
         return n
+    }
+
+    /// The body from `offset` again (curl resends it on a fresh connection when a kept one was found closed).
+    private static let seek: tessera_curl_seek_callback = { context, offset, origin in
+        let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
+        guard origin == SEEK_SET, offset >= 0, offset <= exchange.upload.count else { return 1 }
+        exchange.uploaded = Int(offset)
+        return 0
     }
 
     /// Header lines, one per call; a new status line (after a 100 or a redirect) starts the set afresh.

@@ -10,6 +10,8 @@ public final class S3Client {
     private let curl: CurlEasy
     /// Seconds slept between tries; tests shorten it.
     private let sleep: (Double) -> Void
+    /// The tries the last request took: after more than one, an earlier try may have done its work unseen.
+    public private(set) var lastTries = 0
 
     public init(configuration: S3Configuration, retry: S3RetryPolicy = .standard,
                 sleep: @escaping (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws(S3Error) {
@@ -147,7 +149,7 @@ public final class S3Client {
     private func send(_ request: SigV4Request, body: [UInt8], object: String) throws(S3Error) -> HTTPResponse {
         let query = request.canonicalQuery
         let url = "\(configuration.endpoint.scheme)://\(request.host)\(request.encodedPath)" + (query.isEmpty ? "" : "?\(query)")
-        return try retry.run(object: object, region: configuration.region, sleep: sleep, curl: curl) {
+        return try retry.run(object: object, region: configuration.region, sleep: sleep, curl: curl, tries: &lastTries) {
             let headers = configuration.signer.sign(request, at: SigV4Timestamp(unixSeconds: Int64(Date().timeIntervalSince1970)))
             return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
         }

@@ -4,7 +4,7 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case notFound, noSuchBucket, accessDenied, credentialsRefused, expiredCredentials, wrongRegion, objectChanged
-            case throttled, serverError, transport, invalidResponse, tooManyParts, configuration
+            case throttled, serverError, transport, invalidResponse, tooManyParts, configuration, noSuchUpload
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -28,6 +28,8 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
         public static let invalidResponse = Code(.invalidResponse)
         /// More than S3's 10,000 parts.
         public static let tooManyParts = Code(.tooManyParts)
+        /// The multipart upload is gone: completed or aborted (perhaps by an earlier try whose answer was lost).
+        public static let noSuchUpload = Code(.noSuchUpload)
         public static let configuration = Code(.configuration)
         public var description: String { base.rawValue }
     }
@@ -66,6 +68,7 @@ extension S3Error {
         switch (response.status, s3Code) {
         case (_, "NoSuchBucket"): return make(.noSuchBucket, "the bucket does not exist")
         case (_, "NoSuchKey"), (404, nil): return make(.notFound, "no such object")
+        case (_, "NoSuchUpload"): return make(.noSuchUpload, "no such multipart upload (completed or aborted)")
         case (_, "ExpiredToken"), (_, "TokenRefreshRequired"), (_, "RequestExpired"):
             return make(.expiredCredentials, "the AWS credentials have expired; renew AWS_SESSION_TOKEN or the profile's keys")
         case (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "InvalidToken"):

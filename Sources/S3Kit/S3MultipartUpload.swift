@@ -1,3 +1,4 @@
+import Foundation
 import TesseraCore
 
 /// An object written part by part: bytes are buffered to the part size and each full part is uploaded as it
@@ -14,20 +15,26 @@ public final class S3MultipartUpload {
     private var buffer: [UInt8] = []
     private var parts: [(number: Int, etag: String)] = []
     private var finished = false
+    private var bytesSent: Int64 = 0
+    /// The number `write` gives its first part: 2 when part 1 is held back for `complete(first:)`.
+    private let firstWritten: Int
 
     /// `expectedSize` (when known) picks a part size that keeps a file of that size within 10,000 parts.
     public init(client: S3Client, location: S3Location, expectedSize: Int64? = nil) {
         self.client = client
         self.location = location
         self.partSize = Self.partSize(expectedSize: expectedSize)
+        firstWritten = 1
     }
 
-    /// A fixed part size, at least S3's 5 MiB minimum.
-    public init(client: S3Client, location: S3Location, partSize: Int) {
+    /// A fixed part size, at least S3's 5 MiB minimum. `holdingFirstPart`: `write` uploads parts from number 2 and
+    /// part 1 comes last, at `complete(first:)` (a file whose start is written last: an index reserved before its media).
+    public init(client: S3Client, location: S3Location, partSize: Int, holdingFirstPart: Bool = false) {
         precondition(partSize >= Self.minimumPartSize, "S3 parts are at least 5 MiB")
         self.client = client
         self.location = location
         self.partSize = partSize
+        firstWritten = holdingFirstPart ? 2 : 1
     }
 
     deinit { assert(finished, "S3MultipartUpload for \(location) neither completed nor aborted") }
@@ -46,8 +53,10 @@ public final class S3MultipartUpload {
     /// Buffers `bytes`, uploading each part as it fills. Aborts the upload on failure.
     public func write(_ bytes: some Collection<UInt8>) throws(S3Error) {
         precondition(!finished, "written after completion or abort")
-        buffer.append(contentsOf: bytes)
         do {
+            // A whole part given as one: sent without a copy.
+            if buffer.isEmpty, bytes.count == partSize, let part = bytes as? [UInt8] { return try upload(part) }
+            buffer.append(contentsOf: bytes)
             while buffer.count >= partSize {
                 let part = Array(buffer.prefix(partSize))
                 buffer.removeFirst(partSize)
@@ -63,10 +72,36 @@ public final class S3MultipartUpload {
     @discardableResult
     public func complete() throws(S3Error) -> Int {
         precondition(!finished, "completed twice")
-        do {
+        return try finishing { () throws(S3Error) in
             if parts.isEmpty || !buffer.isEmpty { try upload(buffer) }
+        }
+    }
+
+    /// Uploads part 1, then what is left as the last part, and completes the object; an object that never needed a
+    /// second part is one PUT of `first`. `first` is at least 5 MiB when other parts were written. Aborts on failure.
+    @discardableResult
+    public func complete(first: [UInt8]) throws(S3Error) -> Int {
+        precondition(!finished && firstWritten == 2, "complete(first:) needs an upload made holdingFirstPart, once")
+        if uploadID == nil, buffer.isEmpty {
+            do { _ = try client.put(location, body: first) } catch {
+                finished = true
+                throw error
+            }
+            finished = true
+            return 1
+        }
+        return try finishing { () throws(S3Error) in
+            if !buffer.isEmpty { try upload(buffer) }
+            try upload(first, number: 1)
+        }
+    }
+
+    /// Uploads the last parts, then completes; the number of parts. Aborts on failure.
+    private func finishing(_ lastParts: () throws(S3Error) -> Void) throws(S3Error) -> Int {
+        do {
+            try lastParts()
             buffer = []
-            try client.completeMultipartUpload(location, uploadID: uploadID!, parts: parts)
+            try completeUpload()
             finished = true
             return parts.count
         } catch {
@@ -82,16 +117,39 @@ public final class S3MultipartUpload {
         try? client.abortMultipartUpload(location, uploadID: uploadID)
     }
 
-    private func upload(_ part: [UInt8]) throws(S3Error) {
-        guard parts.count < Self.maximumParts else {
+    /// CompleteMultipartUpload. A retried one that finds the upload gone may have completed it on a try whose answer
+    /// was lost: the object then stands at the key with the size sent and a multipart ETag of as many parts.
+    private func completeUpload() throws(S3Error) {
+        do {
+            try client.completeMultipartUpload(location, uploadID: uploadID!, parts: parts.sorted { $0.number < $1.number })
+        } catch where error.code == .noSuchUpload && client.lastTries > 1 {
+            guard let placed = try? client.head(location), placed.size == bytesSent,
+                  placed.etag.trimmingCharacters(in: ["\""]).hasSuffix("-\(parts.count)") else { throw error }
+        }
+    }
+
+    /// Aborts the key's other unfinished uploads: those a retried CreateMultipartUpload made on tries whose answers
+    /// were lost, and those left by a writer of the same output that died (a crashed coordinator). Whoever begins
+    /// writing a key last owns it. Best effort.
+    private func abortOthers() {
+        guard let pending = try? client.listMultipartUploads(bucket: location.bucket, prefix: location.key) else { return }
+        for other in pending where other.key == location.key && other.uploadID != uploadID {
+            try? client.abortMultipartUpload(location, uploadID: other.uploadID)
+        }
+    }
+
+    private func upload(_ part: [UInt8], number given: Int? = nil) throws(S3Error) {
+        let number = given ?? firstWritten + parts.count
+        guard number <= Self.maximumParts else {
             throw S3Error(.tooManyParts, object: location.description, detail: "more than \(Self.maximumParts) parts of \(partSize) bytes")
         }
         let id: String
         if let uploadID { id = uploadID } else {
             id = try client.createMultipartUpload(location)
             uploadID = id
+            abortOthers()
         }
-        let number = parts.count + 1
         parts.append((number, try client.uploadPart(location, uploadID: id, number: number, body: part)))
+        bytesSent += Int64(part.count)
     }
 }

@@ -18,7 +18,8 @@ public final class S3PresignedReader {
     public func get(_ url: String, range: Range<Int64>, ifMatch etag: String? = nil, object: String) throws(S3Error) -> [UInt8] {
         var headers = [(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")]
         if let etag { headers.append(("If-Match", etag)) }
-        let response = try retry.run(object: object, region: "", sleep: sleep, curl: curl) {
+        var tries = 0
+        let response = try retry.run(object: object, region: "", sleep: sleep, curl: curl, tries: &tries) {
             HTTPRequest(method: "GET", url: url, headers: headers)
         }
         return response.body

@@ -22,9 +22,10 @@ public struct S3RetryPolicy: Sendable {
 extension S3RetryPolicy {
     /// Sends the request `make` builds (afresh each try, so a signature carries the current time) until it
     /// succeeds, fails for good, or the tries run out; then one error naming `object`.
-    func run(object: String, region: String, sleep: (Double) -> Void, curl: CurlEasy,
+    /// `tries`: how many were made (more than one: an earlier try may have done its work unseen, its answer lost).
+    func run(object: String, region: String, sleep: (Double) -> Void, curl: CurlEasy, tries attempt: inout Int,
              _ make: () -> HTTPRequest) throws(S3Error) -> HTTPResponse {
-        var attempt = 0
+        attempt = 0
         while true {
             attempt += 1
             let failure: S3Error

@@ -111,7 +111,13 @@ extension Coordinator {
                 _ = try Stopwatch.time(&timings.verification) { () throws(TesseraError) in
                     try ladder.verify(plan: plan, audio: audio)
                 }
-            case .file(let temporary, _), .object(let temporary, _):
+            case .object(let object):
+                var streamed = ObjectStitch.Timings()
+                defer { (timings.stitch, timings.verification) = (timings.stitch + streamed.stitch, timings.verification + streamed.verification) }
+                let client = try InputSource.client(for: object.location.description)
+                object.hold(try ObjectStitch.stitch(plan: plan, loadSegment: load, audio: audio, expectation: Verifier.expectation(for: plan, audio: audio),
+                                                    to: object.location, client: client, timings: &streamed))
+            case .file(let temporary, _):
                 _ = try Stopwatch.time(&timings.stitch) { () throws(TesseraError) in
                     try Stitcher.stitch(plan: plan, loadSegment: load, audio: audio, to: temporary)
                 }
@@ -127,8 +133,8 @@ extension Coordinator {
                 try store.redo(id, k, reason: error.problem)
                 try store.setState(id, to: .encoding)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
-            } else if error.kind != .input,
-                      let fault = LocalFault.output(destination.faultPath, needing: Self.outputEstimate(records.values)) {
+            } else if error.kind != .input, let path = destination.faultPath,
+                      let fault = LocalFault.output(path, needing: Self.outputEstimate(records.values)) {
                 // Not the job's fault: it waits for space and is stitched again.
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
@@ -158,7 +164,7 @@ extension Coordinator {
         do throws(TesseraError) {
             try destination.commit(mode: job.spec.outputMode ?? options.outputMode)
         } catch {
-            if let fault = LocalFault.output(destination.faultPath, needing: 0) {
+            if let path = destination.faultPath, let fault = LocalFault.output(path, needing: 0) {
                 events.withValue { $0.append(.stalled(id, fault)) }
             } else {
                 events.withValue { $0.append(.failed(id, error.description)) }

@@ -2,7 +2,7 @@ import Foundation
 import S3Kit
 import TesseraCore
 
-/// Puts a verified local file at an S3 key with a multipart upload, part size chosen from the file's size (at
+/// Puts a verified local file (a ladder's, a thumbnail) at an S3 key with a multipart upload, part size chosen from the file's size (at
 /// least 5 MiB, at most 10,000 parts): the object appears only at CompleteMultipartUpload, and any failure aborts the
 /// upload so that no part is left. A file smaller than one part is one PUT.
 public enum ObjectUpload {

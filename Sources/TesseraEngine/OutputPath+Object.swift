@@ -1,8 +1,8 @@
 import Foundation
 import TesseraCore
 
-/// An output in S3: one MP4 (`s3://bucket/key.mp4`), or a ladder (`s3://bucket/title/master.m3u8`, or one MP4 per
-/// rung), written to local scratch, verified there, and uploaded once whole.
+/// An output in S3: one MP4 (`s3://bucket/key.mp4`, streamed into its upload by `ObjectStitch`), or a ladder
+/// (`s3://bucket/title/master.m3u8`, or one MP4 per rung), written to local scratch, verified there, and uploaded.
 extension OutputPath {
     static func checkObject(_ output: String, input: String, ladder: LadderSpec?) throws(TesseraError) {
         guard let location = S3Location(url: output) else { throw .output(output, "name an object: s3://bucket/key.mp4") }

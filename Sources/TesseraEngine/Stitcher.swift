@@ -2,7 +2,8 @@ import FFmpegKit
 import Foundation
 import TesseraCore
 
-/// Joins the encoded segments, in order, with the audio into one faststart MP4 at a temporary path.
+/// Joins the encoded segments, in order, with the audio into one faststart MP4 at a temporary path, or into a
+/// muxer given (an object's streamed upload, `ObjectStitch`).
 public enum Stitcher {
     public struct Report: Sendable {
         public var videoPackets: Int
@@ -15,6 +16,18 @@ public enum Stitcher {
     /// - Parameter loadSegment: returns segment `k` (from the spool); called once per segment, in order.
     public static func stitch(plan: JobPlan, loadSegment: (Int) throws(TesseraError) -> EncodedSegment,
                               audio: AudioTrack?, to path: String) throws(TesseraError) -> Report {
+        try stitch(plan: plan, loadSegment: loadSegment, audio: audio, name: path, header: [("movflags", "+faststart")]) { () throws(FFmpegError) in
+            try MediaOutput(path: path)
+        }
+    }
+
+    /// - Parameters:
+    ///   - name: the output as errors name it.
+    ///   - header: the muxer's options.
+    ///   - makeOutput: the muxer, made once the first segment is loaded.
+    public static func stitch(plan: JobPlan, loadSegment: (Int) throws(TesseraError) -> EncodedSegment, audio: AudioTrack?,
+                              name path: String, header: [(String, String)],
+                              makeOutput: () throws(FFmpegError) -> MediaOutput) throws(TesseraError) -> Report {
         let count = plan.cuts.segments.count
         let first = try loadSegment(0)
         let reference = first.header.extradata
@@ -39,7 +52,7 @@ public enum Stitcher {
 
         var report = Report(videoPackets: 0, audioPackets: 0, dtsAdjusted: 0, originSeconds: origin)
         do {
-            let output = try MediaOutput(path: path)
+            let output = try makeOutput()
             let videoStream = try output.addStream(parameters: params, timeBase: videoTB, frameRate: plan.output.frameRate)
             // Only with --rotate none: the pixels keep the source's orientation and the matrix tells players to turn them.
             if let matrix = plan.output.displayMatrix {
@@ -47,7 +60,7 @@ public enum Stitcher {
             }
             var audioStream = -1
             if let audio { audioStream = try output.addStream(parameters: audio.parameters, timeBase: audio.timeBase, frameRate: nil) }
-            try output.writeHeader(options: [("movflags", "+faststart")])
+            try output.writeHeader(options: header)
 
             var audioNext = 0
             func writeAudio(upTo seconds: Double) throws(FFmpegError) {

@@ -54,11 +54,16 @@ public enum Verifier {
     }
 
     public static func verify(_ path: String, _ expected: Expectation) throws(TesseraError) -> Report {
+        try verify(path, boxes: topLevelBoxes(path), expected) { () throws(FFmpegError) in try MediaInput(path: path) }
+    }
+
+    /// Checks an output given its top-level boxes and a way to open it (bytes that may still be arriving).
+    public static func verify(_ path: String, boxes: [String], _ expected: Expectation,
+                              open: () throws(FFmpegError) -> MediaInput) throws(TesseraError) -> Report {
         func fail(_ problem: String) -> TesseraError { TesseraError(.verification, path, problem) }
-        let boxes = topLevelBoxes(path)
         guard MP4Layout.isFaststart(boxes) else { throw fail("moov is not before mdat (boxes: \(boxes.joined(separator: " ")))") }
         let input: MediaInput
-        do { input = try MediaInput(path: path) } catch { throw fail("cannot reopen the output (\(error.message))") }
+        do { input = try open() } catch { throw fail("cannot reopen the output (\(error.message))") }
         guard let video = input.bestVideoStream, video.codecName == expected.codec.rawValue else {
             throw fail("no \(expected.codec.displayName) video stream")
         }

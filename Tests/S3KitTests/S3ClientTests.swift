@@ -106,6 +106,24 @@ import TesseraTestSupport
         #expect(try client.listMultipartUploads(bucket: "media").isEmpty)
     }
 
+    /// Part 1 held back and uploaded last (the front of a file written last) makes the object in order; an object
+    /// that never needed a second part is one PUT.
+    @Test func aHeldFirstPartGoesLastAndTheObjectIsInOrder() throws {
+        let first = Self.bytes(S3MultipartUpload.minimumPartSize, seed: 8), rest = Self.bytes(S3MultipartUpload.minimumPartSize + 7, seed: 9)
+        let object = S3Location(bucket: "media", key: "held.mp4")
+        let upload = S3MultipartUpload(client: client, location: object, partSize: S3MultipartUpload.minimumPartSize, holdingFirstPart: true)
+        try upload.write(rest)
+        #expect(throws: S3Error.self) { try self.client.head(object) }
+        #expect(try upload.complete(first: first) == 3)
+        #expect(try client.get(object, range: 0..<Int64(first.count + rest.count)) == first + rest)
+        #expect(try client.listMultipartUploads(bucket: "media").isEmpty)
+
+        let small = S3Location(bucket: "media", key: "small.mp4")
+        let alone = S3MultipartUpload(client: client, location: small, partSize: S3MultipartUpload.minimumPartSize, holdingFirstPart: true)
+        #expect(try alone.complete(first: [1, 2, 3]) == 1)
+        #expect(try client.get(small, range: 0..<3) == [1, 2, 3])
+    }
+
     @Test func anAbortedUploadLeavesNoObjectAndNoParts() throws {
         let object = S3Location(bucket: "media", key: "failed.mp4")
         let upload = S3MultipartUpload(client: client, location: object, partSize: S3MultipartUpload.minimumPartSize)

@@ -34,8 +34,9 @@ package final class MotoServer {
 
     /// `authenticated: false` leaves moto open. moto's authentication answers every presigned URL with 500 (it
     /// looks for an Authorization header), boto3's as Tessera's: `presigned: true` puts a `PresignedFront` before
-    /// it, which checks presigned URLs as S3 does, and `endpoint` is the front's.
-    package init(authenticated: Bool = true, presigned: Bool = false) throws {
+    /// it, which checks presigned URLs as S3 does, and `endpoint` is the front's. `faults`: that share of requests
+    /// fails at the front, as a flaky store fails them (`PresignedFront`).
+    package init(authenticated: Bool = true, presigned: Bool = false, faults: Double = 0) throws {
         var lastError: (any Error)?
         var started: (Int, Process, AWSCredentials, AWSCredentials)?
         for _ in 0..<5 where started == nil {
@@ -50,7 +51,9 @@ package final class MotoServer {
         guard let started else { throw lastError! }
         (port, process, admin, reader) = started
         do {
-            front = presigned ? try PresignedFront(upstream: port, keys: [admin, reader].map { PresignedFront.AWSKeyPair($0.accessKeyID, $0.secretAccessKey) }) : nil
+            front = presigned || faults > 0
+                ? try PresignedFront(upstream: port, keys: [admin, reader].map { PresignedFront.AWSKeyPair($0.accessKeyID, $0.secretAccessKey) }, faults: faults)
+                : nil
         } catch {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -4,17 +4,19 @@ import Foundation
 /// looks for an Authorization header in every request and answers a presigned GET with 500): a presigned request is
 /// verified here (AWS's query-string SigV4, written from its documentation with Python's hmac and hashlib, and its
 /// expiry), then sent on signed with the same key, so moto's IAM still decides what the key may read. Requests
-/// signed in their headers pass through untouched, to be checked by moto.
+/// signed in their headers pass through untouched, to be checked by moto. With `faults`, that share of requests
+/// fails as a flaky store fails them, half answered 503 SlowDown unseen by moto, half sent on and then dropped
+/// without an answer (the store did the work; the client cannot know), in an order fixed by a seed.
 package final class PresignedFront {
     package let port: Int
     private let process: Process
 
-    package init(upstream: Int, keys: [AWSKeyPair]) throws {
+    package init(upstream: Int, keys: [AWSKeyPair], faults: Double = 0) throws {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<60_000)
             do {
-                process = try Self.start(port: port, upstream: upstream, keys: keys)
+                process = try Self.start(port: port, upstream: upstream, keys: keys, faults: faults)
                 self.port = port
                 return
             } catch {
@@ -34,10 +36,10 @@ package final class PresignedFront {
         }
     }
 
-    private static func start(port: Int, upstream: Int, keys: [AWSKeyPair]) throws -> Process {
+    private static func start(port: Int, upstream: Int, keys: [AWSKeyPair], faults: Double) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, String(port), String(upstream), String(decoding: try JSONEncoder().encode(keys), as: UTF8.self)]
+        process.arguments = ["python3", "-c", script, String(port), String(upstream), String(decoding: try JSONEncoder().encode(keys), as: UTF8.self), String(faults)]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -57,12 +59,13 @@ package final class PresignedFront {
     }
 
     private static let script = #"""
-        import datetime, hashlib, hmac, http.client, http.server, json, sys, urllib.parse
+        import datetime, hashlib, hmac, http.client, http.server, json, random, socket, sys, urllib.parse
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
 
-        port, upstream, keys = int(sys.argv[1]), int(sys.argv[2]), dict(json.loads(sys.argv[3]))
+        port, upstream, keys, faults = int(sys.argv[1]), int(sys.argv[2]), dict(json.loads(sys.argv[3])), float(sys.argv[4])
+        chance = random.Random(7)
         HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect"}
 
         def quote(text):
@@ -110,6 +113,10 @@ package final class PresignedFront {
                 path, _, raw_query = self.path.partition("?")
                 pairs = urllib.parse.parse_qsl(raw_query, keep_blank_values=True)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                fault = chance.random()
+                if fault < faults / 2:
+                    return self.answer(503, {"Content-Type": "application/xml"},
+                                       b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>")
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
                 if any(k == "X-Amz-Signature" for k, _ in pairs):
                     refusal, signer = verify(self.command, path, pairs, {k.lower(): v for k, v in self.headers.items()})
@@ -132,6 +139,11 @@ package final class PresignedFront {
                 connection.endheaders(body)
                 response = connection.getresponse()
                 data = response.read()
+                if fault < faults:
+                    connection.close()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 headers = {k: v for k, v in response.getheaders() if k.lower() not in HOP}
                 self.answer(response.status, headers, data, response.getheader("Content-Length") if self.command == "HEAD" else None)
                 connection.close()

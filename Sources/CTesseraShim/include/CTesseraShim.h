@@ -83,5 +83,9 @@ int tessera_curl_setopt_offset(void *curl, int option, int64_t value);
 int tessera_curl_setopt_string(void *curl, int option, const char *value);
 int tessera_curl_setopt_pointer(void *curl, int option, void *value);
 int tessera_curl_setopt_callback(void *curl, int option, tessera_curl_data_callback callback);
+/// A CURLOPT_SEEKFUNCTION: moves the upload back to `offset` when curl sends a request body again (a reused
+/// connection found closed). Returns CURL_SEEKFUNC_OK (0) or CURL_SEEKFUNC_FAIL (1).
+typedef int (*tessera_curl_seek_callback)(void *context, int64_t offset, int origin);
+int tessera_curl_setopt_seek(void *curl, tessera_curl_seek_callback callback);
 int tessera_curl_getinfo_long(void *curl, int info, long *value);
 #endif
