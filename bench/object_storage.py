@@ -2,7 +2,7 @@
 """The same job from a local file and from S3: wall time, processor time, peak resident memory of the coordinator and a
 worker, and how many 1080p workers one coordinator keeps busy either way.
 
-    python3 bench/object_storage.py TESSERA INPUT [--runs 3] [--preset veryfast]
+    python3 bench/object_storage.py TESSERA INPUT [--runs 3] [--preset veryfast] [--s3-output] [--range-front]
 
 Starts moto's S3 server (PyPI's `moto[server]`) on loopback (authentication off, so that workers' presigned reads pass;
 an IAM user's keys are still made and used), puts INPUT in a bucket, then runs `tessera transcode --json` over CURVE in
@@ -14,7 +14,9 @@ shares the cores. Capacity: the segments per second the coordinator's loop susta
 workers that neither read nor encode, 0.2 s segments of a 1080p clip with 6-frame GOPs, as in bench/run; with
 `--ceiling-seconds 0`, from the jobs' own timings, their per-job and per-second work included) and the bytes per segment
 its CURVE I/O thread moves in the jobs (at the rate measured in the local runs), times a segment's encode seconds. Prints medians and the ratios S3 / local, and writes JSON next to this file (object_storage.json).
-Every output is checked for the source's frame count with ffprobe.
+`--range-front` serves ranged GETs from a loopback front that keeps a copy of each object it read once from moto
+(moto reads the whole object for every ranged GET, which a store does not, so behind moto alone the wall time
+measures moto). Every output is checked for the source's frame count with ffprobe.
 """
 import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, threading, time
 
@@ -56,6 +58,95 @@ def start_moto():
     return proc, url, keys
 
 
+RANGE_FRONT = r"""
+import http.client, http.server, sys, threading
+port, upstream = int(sys.argv[1]), int(sys.argv[2])
+cache, lock = {}, threading.Lock()
+HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "expect"}
+
+class Front(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args): pass
+
+    def forward(self, body=b""):
+        path = self.path
+        connection = http.client.HTTPConnection("127.0.0.1", upstream, timeout=600)
+        connection.putrequest(self.command, path, skip_host=True, skip_accept_encoding=True)
+        for k, v in self.headers.items():
+            if k.lower() not in HOP or k.lower() == "host":
+                connection.putheader(k, v)
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        # A HEAD answers with the length the GET would have.
+        self.length = response.getheader("Content-Length") if self.command == "HEAD" else None
+        return response.status, [(k, v) for k, v in response.getheaders() if k.lower() not in HOP], data
+
+    def answer(self, status, headers, data, length=None):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", length or str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def do_GET(self):
+        key = self.path.split("?")[0]
+        wanted = self.headers.get("Range", "")
+        if not wanted.startswith("bytes=") or key.count("/") < 2:
+            return self.answer(*self.forward())
+        with lock:
+            held = cache.get(key)
+        if held is None:
+            range_header = self.headers.get("Range")
+            del self.headers["Range"]
+            status, headers, data = self.forward()
+            self.headers["Range"] = range_header
+            if status != 200:
+                return self.answer(status, headers, data)
+            etag = dict((k.lower(), v) for k, v in headers).get("etag", "")
+            held = (data, etag)
+            with lock:
+                cache[key] = held
+        data, etag = held
+        pin = self.headers.get("If-Match")
+        if pin and pin != etag:
+            return self.answer(412, [("Content-Type", "application/xml")], b"<Error><Code>PreconditionFailed</Code></Error>")
+        first, _, last = wanted[6:].partition("-")
+        first, last = int(first), min(int(last) if last else len(data) - 1, len(data) - 1)
+        self.answer(206, [("ETag", etag), ("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))], data[first:last + 1])
+
+    def other(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+        if self.command in ("PUT", "DELETE", "POST"):
+            with lock:
+                cache.pop(self.path.split("?")[0], None)
+        status, headers, data = self.forward(body)
+        self.answer(status, headers, data, self.length)
+
+    do_PUT = do_POST = do_DELETE = do_HEAD = other
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Front)
+print("ready", flush=True)
+server.serve_forever()
+"""
+
+
+def start_range_front(upstream):
+    """A loopback front that answers ranged GETs from a copy of each object it read once from moto (pinned by its
+    ETag, 412 on another), and sends everything else on: moto reads the whole object for every ranged GET, which a
+    store does not, so behind it the wall time measures moto. Returns the process and its URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", RANGE_FRONT, str(port), str(upstream)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit("the range front did not start")
+    return proc, f"http://127.0.0.1:{port}"
+
+
 def children(pid):
     found = []
     try:
@@ -94,10 +185,10 @@ def cpu_seconds(pid):
 
 def timed(args, env, server):
     """Runs `args`; returns (wall seconds, coordinator peak MiB, largest worker peak MiB, the command's JSON report,
-    the processor seconds of the command and the workers it reaped, and those of the `server` process meanwhile)."""
+    the processor seconds of the command and the workers it reaped, and those of the `server` processes meanwhile)."""
     peaks = {"coordinator": 0, "worker": 0}
     binary = os.path.realpath(args[0])
-    before, server_before = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_seconds(server)
+    before, server_before = resource.getrusage(resource.RUSAGE_CHILDREN), sum(map(cpu_seconds, server))
     t0 = time.monotonic()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -123,7 +214,7 @@ def timed(args, env, server):
     out, err = proc.communicate()
     sampler.join()
     wall = time.monotonic() - t0
-    after, server_after = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_seconds(server)
+    after, server_after = resource.getrusage(resource.RUSAGE_CHILDREN), sum(map(cpu_seconds, server))
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args[:4])}: exit {proc.returncode}: {err.strip()[-400:]}")
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -158,6 +249,8 @@ def main():
     ap.add_argument("input")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--preset", default="veryfast")
+    ap.add_argument("--range-front", action="store_true",
+                    help="put a front before moto that serves ranged GETs from a copy of each object (see start_range_front)")
     ap.add_argument("--s3-output", action="store_true",
                     help="the S3 runs write their MP4 to the bucket too (downloaded afterwards to count its frames)")
     ap.add_argument("--ceiling-seconds", type=float, default=120,
@@ -165,6 +258,11 @@ def main():
     a = ap.parse_args()
 
     moto, url, (key_id, secret) = start_moto()
+    front = None
+    if a.range_front:
+        front, url = start_range_front(int(url.rsplit(":", 1)[1]))
+    # The S3 server's processor time: moto's, and the front's when there is one.
+    servers = [moto.pid] + ([front.pid] if front else [])
     work = tempfile.mkdtemp(prefix="tessera-objbench-")
     os.chmod(work, 0o755)  # the embedded store's server may run as another user (postgres, when run as root)
     try:
@@ -189,7 +287,7 @@ def main():
                 out = os.path.join(work, f"{kind}.mp4")
                 target = f"s3://bench/out-{r}.mp4" if kind == "s3" and a.s3_output else out
                 wall, coordinator, worker, report, cpu, server = timed([a.tessera, "transcode", source, "-o", target] + common,
-                                                                       aws, moto.pid)
+                                                                       aws, servers)
                 if target != out:
                     s3.download_file("bench", f"out-{r}.mp4", out)
                     s3.delete_object(Bucket="bench", Key=f"out-{r}.mp4")
@@ -204,7 +302,8 @@ def main():
         fields = ("wall", "tesseraCPU", "serverCPU", "coordinatorMiB", "workerMiB")
         med = {k: {f: statistics.median(x[f] for x in v) for f in fields} for k, v in runs.items()}
         print(f"{name}: {size / 1e6:.0f} MB, {expected} frames, preset {a.preset}, {a.runs} runs each, medians"
-              + (" (the s3 runs write to S3 too)" if a.s3_output else ""))
+              + (" (the s3 runs write to S3 too)" if a.s3_output else "")
+              + (" (ranged GETs served by the range front)" if a.range_front else ""))
         print(f"{'':32}{'local':>12}{'s3':>12}{'s3 / local':>12}")
         for field, label, unit in (("wall", "wall time", "s"), ("tesseraCPU", "Tessera processor time", "s"),
                                    ("serverCPU", "S3 server processor time", "s"),
@@ -233,7 +332,7 @@ def main():
                 found = []
                 for r in range(a.runs):
                     report = timed([a.tessera, "transcode", source, "-o", os.path.join(work, "ceiling-out.mp4")] + common + bench,
-                                   aws, moto.pid)[3]
+                                   aws, servers)[3]
                     t = report["timings"]
                     segments = t["segmentsDispatched"]
                     loop = sum(t[p] for p in ("payloadPacking", "dispatch", "results", "bookkeeping")) - t["spoolerCPU"] + t["loopDatabase"]
@@ -260,13 +359,15 @@ def main():
             lo, s3v = cap["local"][field] * scale, cap["s3"][field] * scale
             print(f"{label:32}{lo:>10.2f}{unit:>2}{s3v:>10.2f}{unit:>2}")
         with open(os.path.join(HERE, "object_storage.json"), "w") as f:
-            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "s3Output": a.s3_output,
+            json.dump({"input": name, "bytes": size, "frames": expected, "preset": a.preset, "s3Output": a.s3_output, "rangeFront": a.range_front,
                        "runs": runs, "medians": med,
                        "ioBytesPerCoreSecond": io_rate, "ceiling": ceiling,
                        "capacity": cap}, f, indent=1)
     finally:
         subprocess.run([a.tessera, "db", "stop", "--data-dir", os.path.join(work, "db")], capture_output=True)
         moto.terminate()
+        if front:
+            front.terminate()
         subprocess.run(["rm", "-rf", work])
 
 
