@@ -125,7 +125,7 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The S3 client against a real S3 server (moto) with authentication on.
-        .testTarget(name: "S3KitTests", dependencies: ["S3Kit", "TesseraCore", "TesseraTestSupport"]),
+        .testTarget(name: "S3KitTests", dependencies: ["S3Kit", "TesseraCore", "TesseraTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "ZMQKitTests", dependencies: ["ZMQKit", "TesseraCore"]),
         .testTarget(name: "TesseraClusterTests", dependencies: ["TesseraCluster", "TesseraCore", "TesseraEngine", "TesseraStore", "TesseraTesting", "ZMQKit",
                                                        .product(name: "Logging", package: "swift-log")]),

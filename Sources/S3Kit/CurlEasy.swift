@@ -44,6 +44,10 @@ final class CurlEasy {
         try set(CURLOPT_LOW_SPEED_LIMIT, 1024)
         try set(CURLOPT_LOW_SPEED_TIME, 30)
         try set(CURLOPT_TIMEOUT, timeoutSeconds)
+        // curl resends a request silently when a kept connection turns out closed; a POST (create, complete) that
+        // the store did carry out would then be done twice unseen. On a fresh connection a lost answer is an error
+        // the caller sees, and counts as a try.
+        if request.method == "POST" { try set(CURLOPT_FRESH_CONNECT, 1) }
         switch request.method {
         case "GET": break
         case "HEAD": try set(CURLOPT_NOBODY, 1)

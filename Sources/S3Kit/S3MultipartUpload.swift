@@ -118,23 +118,30 @@ public final class S3MultipartUpload {
     }
 
     /// CompleteMultipartUpload. A retried one that finds the upload gone may have completed it on a try whose answer
-    /// was lost: the object then stands at the key with the size sent and a multipart ETag of as many parts.
+    /// was lost: the object then stands at the key with the size sent and the ETag of these parts (or, where part
+    /// ETags are not MD5s, a multipart ETag of as many parts).
     private func completeUpload() throws(S3Error) {
+        let ordered = parts.sorted { $0.number < $1.number }
         do {
-            try client.completeMultipartUpload(location, uploadID: uploadID!, parts: parts.sorted { $0.number < $1.number })
+            try client.completeMultipartUpload(location, uploadID: uploadID!, parts: ordered)
         } catch where error.code == .noSuchUpload && client.lastTries > 1 {
-            guard let placed = try? client.head(location), placed.size == bytesSent,
-                  placed.etag.trimmingCharacters(in: ["\""]).hasSuffix("-\(parts.count)") else { throw error }
+            guard let placed = try? client.head(location), placed.size == bytesSent else { throw error }
+            let found = placed.etag.trimmingQuotes
+            if let expected = MultipartETag.of(parts: ordered.map(\.etag)) {
+                guard found == expected else { throw error }
+            } else {
+                guard found.hasSuffix("-\(parts.count)") else { throw error }
+            }
         }
     }
 
-    /// Aborts the key's other unfinished uploads: those a retried CreateMultipartUpload made on tries whose answers
-    /// were lost, and those left by a writer of the same output that died (a crashed coordinator). Whoever begins
-    /// writing a key last owns it. Best effort.
-    private func abortOthers() {
+    /// Uploads of this key that a CreateMultipartUpload retried after a lost answer may have made: those begun while
+    /// it ran (listed after it, not before), other than the one it returned. Aborted, so no part is left billed.
+    /// Uploads that were there before are someone else's (a writer of the same key, a coordinator that died), and stay.
+    private func abortStrays(existing: Set<String>) {
         guard let pending = try? client.listMultipartUploads(bucket: location.bucket, prefix: location.key) else { return }
-        for other in pending where other.key == location.key && other.uploadID != uploadID {
-            try? client.abortMultipartUpload(location, uploadID: other.uploadID)
+        for stray in pending where stray.key == location.key && stray.uploadID != uploadID && !existing.contains(stray.uploadID) {
+            try? client.abortMultipartUpload(location, uploadID: stray.uploadID)
         }
     }
 
@@ -145,9 +152,11 @@ public final class S3MultipartUpload {
         }
         let id: String
         if let uploadID { id = uploadID } else {
+            // The key's unfinished uploads before, to tell strays a retried create made from others' uploads.
+            let existing = (try? client.listMultipartUploads(bucket: location.bucket, prefix: location.key)).map { Set($0.map(\.uploadID)) }
             id = try client.createMultipartUpload(location)
             uploadID = id
-            abortOthers()
+            if client.lastTries > 1, let existing { abortStrays(existing: existing) }
         }
         parts.append((number, try client.uploadPart(location, uploadID: id, number: number, body: part)))
         bytesSent += Int64(part.count)

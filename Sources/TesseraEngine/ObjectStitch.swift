@@ -112,6 +112,9 @@ public enum ObjectStitch {
                 _ = try Stitcher.stitch(plan: plan, loadSegment: loadSegment, audio: audio, name: name,
                                         header: [("moov_size", "\(reserve)")]) { () throws(FFmpegError) in try MediaOutput(sink: sink, name: name) }
                 do { try sink.finish() } catch { throw sinkFailure(error, name) }
+                guard sink.size == size else {
+                    throw TesseraError(.stitch, name, "the stitch made \(sink.size) bytes where its index predicted \(size)")
+                }
                 stream.end()
             } catch {
                 stream.end(failure: error)
@@ -149,6 +152,9 @@ public final class PendingObject: @unchecked Sendable {
     init(upload: S3MultipartUpload, first: [UInt8], location: S3Location) {
         (self.upload, self.first, self.location) = (upload, first, location)
     }
+
+    /// Dropped without a verdict (the job's thread left on an error): nothing is left billed.
+    deinit { upload.abort() }
 
     public func complete() throws(TesseraError) {
         do { try upload.complete(first: first) } catch { throw .output(error.object, error.detail) }

@@ -23,6 +23,8 @@ final class StreamedUploadSink: ByteSink {
     private var part: [UInt8] = []
     /// XXH64 of the media in part 1, then of each later part.
     private(set) var digests: [UInt64] = []
+    /// The file's size so far: one past the last byte sent on.
+    var size: Int64 { sent }
     /// The first error the sink threw (the upload's, or the verifier's stream gone).
     private(set) var failure: (any Error)?
 
