@@ -7,6 +7,8 @@ public struct StreamInfo: Sendable {
     public enum Kind: String, Sendable { case video, audio, subtitle, data, other }
 
     public var index: Int
+    /// The container's own number for it (an MPEG-TS stream's PID, a Matroska track's number).
+    public var containerID: Int
     public var kind: Kind
     public var codecName: String
     public var timeBase: Rational
@@ -58,11 +60,14 @@ public final class MediaInput {
 
     /// Opens the bytes of `source` through a custom AVIOContext (an object in S3); `name` stands for it in errors.
     /// `sequential`: read in file order only, as from a pipe (bytes that arrive as they are written).
-    public convenience init(source: any RandomAccessBytes, name: String, probedStreams: Int? = nil, sequential: Bool = false) throws(FFmpegError) {
-        try self.init(path: name, io: SourceIO(source, sequential: sequential), probedStreams: probedStreams)
+    /// `searchesStreams`: false reads the header only, never libavformat's search for stream information (packets
+    /// only are wanted, their decoding parameters known from elsewhere).
+    public convenience init(source: any RandomAccessBytes, name: String, probedStreams: Int? = nil, sequential: Bool = false,
+                            searchesStreams: Bool = true) throws(FFmpegError) {
+        try self.init(path: name, io: SourceIO(source, sequential: sequential), probedStreams: probedStreams, searchesStreams: searchesStreams)
     }
 
-    init(path: String, io: SourceIO?, probedStreams: Int?) throws(FFmpegError) {
+    init(path: String, io: SourceIO?, probedStreams: Int?, searchesStreams: Bool = true) throws(FFmpegError) {
         self.path = path
         self.io = io
         var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -85,7 +90,7 @@ public final class MediaInput {
                 let par = opened.pointee.streams[$0]!.pointee.codecpar.pointee
                 return par.codec_id != AV_CODEC_ID_NONE && (par.codec_type != AVMEDIA_TYPE_VIDEO || par.width > 0 && par.height > 0)
             }
-            if !described { try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info") }
+            if !described, searchesStreams { try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info") }
         } catch {
             avformat_close_input(&ctx)
             context = nil
@@ -145,6 +150,12 @@ public final class MediaInput {
         try check(av_seek_frame(context, Int32(stream), timestamp, AVSEEK_FLAG_BACKWARD), "av_seek_frame")
     }
 
+    /// Seeks to byte `position` of the input, for containers that resynchronise anywhere (MPEG-TS); callers must
+    /// check which packets come next.
+    public func seek(toByte position: Int64) throws(FFmpegError) {
+        try check(av_seek_frame(context, -1, position, AVSEEK_FLAG_BYTE), "av_seek_frame")
+    }
+
     /// Back to the first packet.
     public func seekToStart() throws(FFmpegError) {
         if av_seek_frame(context, -1, Int64.min, AVSEEK_FLAG_BACKWARD) < 0 {
@@ -168,6 +179,7 @@ public final class MediaInput {
         let pixelFormat = kind == .video ? cString(av_get_pix_fmt_name(AVPixelFormat(par.pointee.format))) : nil
         return StreamInfo(
             index: Int(stream.pointee.index),
+            containerID: Int(stream.pointee.id),
             kind: kind,
             codecName: cString(avcodec_get_name(par.pointee.codec_id)) ?? "unknown",
             timeBase: stream.pointee.time_base.rational,

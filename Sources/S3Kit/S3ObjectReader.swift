@@ -13,7 +13,9 @@ public final class S3ObjectReader: RandomAccessBytes {
     public let location: S3Location
     public let size: Int64
     public let etag: String
-    private let client: S3Client
+    private let fetch: (Range<Int64>) throws -> [UInt8]
+    /// Bytes fetched in one GET when a read first lands in them (a task's stretch of the object).
+    public var fetchedWhole: Range<Int64>?
     private var windowStart: Int64 = 0
     private var window: [UInt8] = []
     private var nextFetch = firstFetch
@@ -22,10 +24,18 @@ public final class S3ObjectReader: RandomAccessBytes {
     public private(set) var fetchedBytes: Int64 = 0
 
     public init(client: S3Client, location: S3Location, object: S3ObjectInfo) {
-        self.client = client
         self.location = location
         size = object.size
         etag = object.etag
+        fetch = { [etag] range throws(S3Error) in try client.get(location, range: range, ifMatch: etag) }
+    }
+
+    /// The object behind a presigned GET `url`, read by `reader` (a worker's, holding no credentials).
+    public init(presigned url: String, reader: S3PresignedReader, location: S3Location, size: Int64, etag: String) {
+        self.location = location
+        self.size = size
+        self.etag = etag
+        fetch = { range throws(S3Error) in try reader.get(url, range: range, ifMatch: etag, object: location.description) }
     }
 
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -38,9 +48,10 @@ public final class S3ObjectReader: RandomAccessBytes {
                 && offset - windowEnd < Int64(min(nextFetch * 2, Self.largestFetch, Self.longestSkip))
             nextFetch = readingOn ? min(nextFetch * 2, Self.largestFetch) : Self.firstFetch
             let start = readingOn ? windowEnd : offset
-            let end = min(size, max(offset + Int64(buffer.count), start + Int64(nextFetch)))
+            var end = min(size, max(offset + Int64(buffer.count), start + Int64(nextFetch)))
+            if let whole = fetchedWhole, whole.contains(start) { end = min(size, max(end, whole.upperBound)) }
             window = []  // the old window goes before the new one arrives
-            window = try client.get(location, range: start..<end, ifMatch: etag)
+            window = try fetch(start..<end)
             windowStart = start
             requests += 1
             fetchedBytes += Int64(window.count)

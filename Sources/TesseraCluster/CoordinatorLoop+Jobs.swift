@@ -165,7 +165,7 @@ extension CoordinatorLoop {
         let packingStarted = Stopwatch.threadCPU
         let shippedBefore = job.reader.shippedSourceBytes
         do {
-            payload = try job.reader.payload(for: segment, workerReads: sourceReaders.contains(worker))
+            payload = try job.reader.payload(for: segment, workerReads: sourceReaders[worker] ?? 0)
         } catch {
             try store.release(ref.jobID, ref.index, worker: worker, error: nil)
             try? store.setState(ref.jobID, to: .failed, error: error.description)

@@ -50,8 +50,9 @@ final class CoordinatorLoop {
     var auditRates: [String: Double] = [:]
     var profiles: [String: String] = [:]
     var quarantinedKeys: [String: String] = [:]
-    /// Workers that read a task's source bytes from object storage themselves (`SourceRanges.capability`).
-    var sourceReaders: Set<String> = []
+    /// Workers that read a task's source bytes from object storage themselves, with the `SourceRanges` version
+    /// each reads (`SourceRanges.capability`).
+    var sourceReaders: [String: Int] = [:]
     /// Inputs checked off the loop (a HEAD request for an object), and the failures held for their answer:
     /// a worker that could not read its bytes is answered once the coordinator knows whether the object changed.
     let inputChecks: InputChecks
@@ -179,7 +180,7 @@ final class CoordinatorLoop {
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
             }
             if held[worker] == nil { held[worker] = HeldBytes() }
-            if ready.capabilities[SourceRanges.capability] == "1" { sourceReaders.insert(worker) } else { sourceReaders.remove(worker) }
+            sourceReaders[worker] = ready.capabilities[SourceRanges.capability].flatMap { Int($0) }
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             try handBack(machine.storeLeasesFound(worker, storedLeases(of: worker), working: working), of: worker)
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
@@ -205,6 +206,11 @@ final class CoordinatorLoop {
             meter.abandoned(failure.segment)
             // A worker that could not read its bytes: a replaced object fails the job, anything else is retried.
             if failure.code == .sourceUnreadable, holdUntilChecked(failure, from: worker) { return }
+            if failure.code == .sourceNotAsProbed, let job = loaded[failure.segment.jobID] {
+                // Not worth a job: its tasks carry their packets from now on, as for a worker that reads none.
+                logger.warning("a worker found its source bytes not as probed; tasks carry them", metadata: ["job.id": "\(failure.segment.jobID)"])
+                job.reader.stopWorkerReads()
+            }
             try release(failure, from: worker)
         case .progress(let progress):
             // Only for a task in flight to this worker under that lease; anything else is ignored.

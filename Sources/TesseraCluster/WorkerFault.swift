@@ -23,4 +23,13 @@ enum WorkerFault {
         tampered.header.source = source
         return tampered
     }
+
+    /// The task expecting its first packet one byte longer than probed: what it reads is not what it expects.
+    static func misprobed(_ task: SegmentTask) -> SegmentTask {
+        guard var source = task.header.source, !source.sizes.isEmpty else { return task }
+        source.sizes[0] += 1
+        var misprobed = task
+        misprobed.header.source = source
+        return misprobed
+    }
 }

@@ -50,7 +50,7 @@ final class WorkerSession {
         capabilities["cpu"] = String(FFmpeg.cpuFlags)
         // This build repeats its bytes with threads when a task asks (`SegmentTask.Header.repeatable`).
         capabilities[AuditBook.repeatableCapability] = "1"
-        capabilities[SourceRanges.capability] = "1"
+        capabilities[SourceRanges.capability] = String(SourceRanges.version)
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,
@@ -236,7 +236,7 @@ final class WorkerSession {
         let benchBytesPerFrame = options.benchBytesPerFrame
         let niceness = options.encodeNiceness
         let corruptResult = options.corruptResult, resultsMade = self.resultsMade
-        let tamperSourceURLs = options.tamperSourceURLs, sourcesRead = self.sourcesRead
+        let tamperSourceURLs = options.tamperSourceURLs, misprobeSources = options.misprobeSources, sourcesRead = self.sourcesRead
         startThread(name: "tessera-encode-\(ref.index)") {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
@@ -252,7 +252,12 @@ final class WorkerSession {
                     code = .sourceUnreadable
                     let read = sourcesRead.withValue { count -> Int in count += 1; return count }
                     if read <= tamperSourceURLs ?? 0 { task = WorkerFault.tampered(task) }
-                    task = try task.readingSource()
+                    if read <= misprobeSources ?? 0 { task = WorkerFault.misprobed(task) }
+                    guard let read = try task.readingSource() else {
+                        code = .sourceNotAsProbed
+                        throw TesseraError.input(task.header.source?.object ?? "source", "segment \(ref.index)'s bytes are not the packets probed there")
+                    }
+                    task = read
                     code = nil
                 }
                 task.header.settings.threads = threads

@@ -18,7 +18,7 @@ public final class SegmentReader {
     let direct: DirectPackets?
     /// Tasks for workers that read their own bytes from object storage, when the input allows (see
     /// `ObjectPackets`); nil: every payload carries its packets.
-    let object: ObjectPackets?
+    private(set) var object: ObjectPackets?
     /// Source bytes that payloads carried so far (none for tasks whose workers read their own).
     public private(set) var shippedSourceBytes: Int64 = 0
 
@@ -41,6 +41,11 @@ public final class SegmentReader {
         object = urlSeconds.flatMap { ObjectPackets(plan: plan, input: input, packet: packet, urlSeconds: $0) }
     }
 
+    /// From now on every payload carries its packets: a worker found its bytes not as the probe said.
+    public func stopWorkerReads() {
+        object = nil
+    }
+
     /// Segment `segment`'s payload as a value (run-out included).
     public func task(for segment: PlannedSegment) throws(TesseraError) -> SegmentTask {
         let runOut = plan.runOut(after: segment)
@@ -55,14 +60,14 @@ public final class SegmentReader {
 
     /// Segment `segment`'s serialized payload, the bytes `task(for:).serialized()` gives, written
     /// straight from the demuxer's buffers into one allocation sized from the probe: what the
-    /// coordinator sends. `workerReads`: the worker can read its bytes itself, and the payload leaves them out
-    /// where the input allows (`ObjectPackets`).
-    public func payload(for segment: PlannedSegment, workerReads: Bool = false) throws(TesseraError) -> [UInt8] {
+    /// coordinator sends. `workerReads`: the `SourceRanges` version the worker reads (0: none); the payload leaves
+    /// the bytes out where the input and that version allow (`ObjectPackets`).
+    public func payload(for segment: PlannedSegment, workerReads: Int = 0) throws(TesseraError) -> [UInt8] {
         let runOut = plan.runOut(after: segment)
         let last = segment.lastShippedPacket(runOut)
         let task = plan.task(segment, runOut, packets: [])
         let shipped = plan.probe.packets[segment.firstPacket...last]
-        if workerReads, let object, let bytes = object.payload(header: task.header, packets: shipped) { return bytes }
+        if let object, workerReads >= object.versionNeeded, let bytes = object.payload(header: task.header, packets: shipped) { return bytes }
         let header = CanonicalJSON.data(task.header)
         let dataBytes = shipped.reduce(0) { $0 + $1.size }
         shippedSourceBytes += Int64(dataBytes)

@@ -29,6 +29,8 @@ struct Worker: AsyncParsableCommand {
     @Option(name: .customLong("fault-corrupt-from"), help: .hidden) var corruptResult: Int?
     /// Tests only: damage the signature of this worker's first N source URLs (`WorkerFault.tampered`).
     @Option(name: .customLong("fault-tamper-source-urls"), help: .hidden) var tamperSourceURLs: Int?
+    /// Tests only: this worker's first N source reads expect other packets than probed (`WorkerFault.misprobed`).
+    @Option(name: .customLong("fault-misprobe-sources"), help: .hidden) var misprobeSources: Int?
 
     func validate() throws {
         guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
@@ -51,6 +53,7 @@ struct Worker: AsyncParsableCommand {
         options.benchBytesPerFrame = benchBytesPerFrame
         options.corruptResult = corruptResult
         options.tamperSourceURLs = tamperSourceURLs
+        options.misprobeSources = misprobeSources
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         // /readyz answers 503 from the moment SIGTERM arrives, while the worker hands its work back.

@@ -26,6 +26,42 @@ import Testing
         #expect(source.packetBytes { (span: Range<Int64>) in [UInt8](repeating: 0, count: span.count - 1) } == nil, "a short answer")
     }
 
+    /// A Matroska block's header: the track number's length and value, and laced blocks refused.
+    @Test func matroskaBlockHeadersAreRead() {
+        #expect(MatroskaBlockHeader([0x81, 0x00, 0x00, 0x80, 0x00]) == MatroskaBlockHeader(track: 1, length: 4))
+        #expect(MatroskaBlockHeader([0x40, 0x85, 0x12, 0x34, 0x00]) == MatroskaBlockHeader(track: 133, length: 5))
+        #expect(MatroskaBlockHeader([0x81, 0x00, 0x00, 0x82]) == nil, "Xiph lacing")
+        #expect(MatroskaBlockHeader([0x81, 0x00, 0x00, 0x86]) == nil, "EBML lacing")
+        #expect(MatroskaBlockHeader([0x81, 0x00, 0x00]) == nil, "cut short")
+        #expect(MatroskaBlockHeader([0x00, 0x81, 0x00, 0x00, 0x80]) == nil, "no length marker in the first byte")
+    }
+
+    /// With a block header, each GET starts at the header, which is checked and left out of the packet; a packet
+    /// after another track's header, or a laced block's, fails the read.
+    @Test func matroskaPacketsAreCutAfterTheirCheckedHeaders() throws {
+        var file = [UInt8](repeating: 0xEE, count: 64)
+        file.replaceSubrange(10..<17, with: [0x81, 0x00, 0x00, 0x80, 1, 2, 3])
+        file.replaceSubrange(30..<36, with: [0x81, 0x00, 0x28, 0x00, 4, 5])
+        let header = MatroskaBlockHeader(track: 1, length: 4)
+        var source = Self.ranges([14, 34], [3, 2])
+        source.blockHeader = header
+        #expect(source.spans == [10..<36])
+        let read = { (s: SourceRanges) in s.packetBytes { (span: Range<Int64>) in Array(file[Int(span.lowerBound)..<Int(span.upperBound)]) } }
+        #expect(read(source) == [[1, 2, 3], [4, 5]])
+        file[30] = 0x82
+        #expect(read(source) == nil, "another track")
+        file[30] = 0x81
+        file[33] = 0x02
+        #expect(read(source) == nil, "laced")
+        var task = PayloadTests().sampleTask()
+        task.packets = task.packets.map { var p = $0; p.data = []; return p }
+        task.header.source = Self.ranges([4, 20, 30], [1, 1, 1])
+        task.header.source?.blockHeader = header
+        #expect(try SegmentTask(serialized: task.serialized()) == task)
+        task.header.source?.positions[0] = 3
+        #expect(throws: PayloadError.self, "a position before its header's length") { try SegmentTask(serialized: task.serialized()) }
+    }
+
     /// A task with source ranges round-trips with empty records; one whose ranges do not match its packets is refused.
     @Test func aTaskWithRangesRoundTripsAndIsChecked() throws {
         var task = PayloadTests().sampleTask()

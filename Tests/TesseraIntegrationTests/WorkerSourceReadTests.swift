@@ -51,14 +51,14 @@ import TesseraTestSupport
         try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "md5", "-"]).text
     }
 
-    /// An MP4 from S3 encodes to the same video as from the file, and its tasks carried no source bytes; Matroska and
-    /// MPEG-TS, whose packets are not whole at their positions, are shipped as before and frame-exact too.
+    /// An MP4 or Matroska input from S3 encodes to the same video as from the file, and its tasks carried no source
+    /// bytes; MPEG-TS, whose packets are cut in 188-byte pieces, is shipped as before and frame-exact too.
     @Test func workersReadTheirOwnBytesFrameExact() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
         let metrics = Cluster.freePort()
         try start(cluster, metrics: metrics, workers: 2)
-        for (ext, readByWorkers) in [("mp4", true), ("mkv", false), ("ts", false)] {
+        for (ext, readByWorkers) in [("mp4", true), ("mkv", true), ("ts", true)] {
             let source = try Self.source(ext)
             try upload(source, "in/clip.\(ext)")
             let before = try sourceBytesSent(metrics)
@@ -83,6 +83,37 @@ import TesseraTestSupport
         #expect(!cluster.log("coordinator.log").contains("X-Amz-Signature"))
     }
 
+    /// Other kinds of the same containers, read by the workers and encoded exactly as from the file: B-frames (decode
+    /// order differs from presentation, several frames' timestamps guessed), 192-byte M2TS packets (cameras' .MTS),
+    /// transport timestamps that wrap past 2^33 mid-clip, HEVC in MPEG-TS, VP9 in WebM.
+    @Test func otherKindsAreReadByWorkersFrameExact() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let metrics = Cluster.freePort()
+        try start(cluster, metrics: metrics, workers: 2)
+        let x264 = ["-t", "2", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-c:a", "aac", "-shortest"]
+        let kinds: [(name: String, arguments: [String])] = [
+            ("bframes.ts", x264), ("bframes.mkv", x264),
+            ("camera.m2ts", x264 + ["-f", "mpegts", "-mpegts_m2ts_mode", "1"]),
+            ("wrapping.ts", x264 + ["-output_ts_offset", "95442.5"]),
+            ("hevc.ts", ["-t", "2", "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "keyint=25:log-level=error", "-c:a", "aac", "-shortest"]),
+            ("vp9.webm", ["-t", "2", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", "25", "-c:a", "libopus", "-shortest"]),
+        ]
+        for kind in kinds {
+            let source = try Fixtures.media("worker-read-\(kind.name)", Fixtures.lavfi + kind.arguments)
+            try upload(source, "kinds/\(kind.name)")
+            let before = try sourceBytesSent(metrics)
+            let output = Fixtures.output("worker-read-\(kind.name).mp4")
+            let record = try cluster.wait(try submit(cluster, "s3://media/kinds/\(kind.name)", output))
+            #expect(record.state == .done, "\(kind.name): \(record.error ?? "")")
+            #expect(try sourceBytesSent(metrics) == before, "\(kind.name): its tasks carried source bytes")
+            let local = Fixtures.output("worker-read-local-\(kind.name).mp4")
+            #expect(try cluster.wait(try submit(cluster, source, local)).state == .done)
+            #expect(try Self.videoDigest(output) == Self.videoDigest(local), "\(kind.name)")
+            #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames, "\(kind.name)")
+        }
+    }
+
     /// A worker whose first URL is refused (its signature damaged, as S3 refuses an expired one): that task fails with
     /// its own code, goes back, and the job completes frame-exact.
     @Test func aRefusedURLIsRetried() throws {
@@ -101,6 +132,28 @@ import TesseraTestSupport
         #expect(failed.count == 1 && failed[0].attempts >= 1, "\(failed.map { ($0.index, $0.attempts, $0.lastError ?? "") })")
         #expect(failed.first?.lastError?.hasPrefix("s3://media/retried.mp4: ") == true)
         #expect(failed.first?.lastError?.contains("X-Amz-Signature") == false)
+    }
+
+    /// A worker that finds an MPEG-TS task's bytes not as the probe said (its first packet is expected a byte longer):
+    /// that task fails with its own code, the job's tasks carry their packets from then on, and it completes.
+    @Test func bytesNotAsProbedAreCarriedInstead() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        let metrics = Cluster.freePort()
+        try start(cluster, metrics: metrics, worker: ["--fault-misprobe-sources", "1"])
+        try upload(try Self.source("ts"), "misprobed.ts")
+        let output = Fixtures.output("worker-read-misprobed.mp4")
+        let job = try submit(cluster, "s3://media/misprobed.ts", output)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(record.error ?? "")")
+        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
+        #expect(try sourceBytesSent(metrics) > 0, "the tasks after the failure carry their packets")
+        let store = try cluster.openStore()
+        defer { store.close() }
+        let failed = try store.segments(job).filter { $0.lastError != nil }
+        #expect(failed.count == 1, "\(failed.map { ($0.index, $0.lastError ?? "") })")
+        #expect(failed.first?.lastError?.contains("not the packets probed") == true)
+        #expect(cluster.log("coordinator.log").contains("not as probed"))
     }
 
     /// URLs refused on every try: the job fails after its attempts naming the object, and its s3:// output never appears.

@@ -153,6 +153,9 @@ public enum ClusterMessage: Hashable, Sendable {
             public init(rawValue: String) { self.rawValue = rawValue }
             /// The task's source bytes could not be read from object storage (refused, expired, unreachable).
             public static let sourceUnreadable = Code(rawValue: "source_unreadable")
+            /// The task's source bytes were read but are not the packets the coordinator's probe found there: the job's
+            /// tasks carry their packets from then on.
+            public static let sourceNotAsProbed = Code(rawValue: "source_not_as_probed")
         }
 
         public init(segment: SegmentRef, attempt: Int, token: String, error: String, code: Code? = nil) {

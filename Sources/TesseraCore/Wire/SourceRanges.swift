@@ -12,9 +12,21 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     public var positions: [Int64]
     /// Each packet's size in bytes.
     public var sizes: [Int]
+    /// Matroska or WebM: each packet follows its block's header, which the worker reads with it and checks
+    /// (`positions` are the bytes after it); nil: each packet is whole at its position (MP4, QuickTime).
+    public var blockHeader: MatroskaBlockHeader?
+    /// MPEG-TS: the worker demuxes the packets from a stretch of the object (each is cut in 188-byte pieces);
+    /// `positions` and `sizes` are then the demuxer's, to check what it finds.
+    public var demuxed: DemuxedStretch?
 
-    /// What a worker that reads `SourceRanges` itself announces in its capabilities; other workers get the bytes.
+    /// What a worker that reads `SourceRanges` itself announces in its capabilities, with the `version` it
+    /// reads; other workers get the bytes.
     public static let capability = "source-ranges"
+    /// 1: whole packets; 2: also Matroska blocks (`blockHeader`) and MPEG-TS stretches (`demuxed`).
+    public static let version = 2
+
+    /// The version a worker must read for these ranges.
+    public var versionNeeded: Int { blockHeader == nil && demuxed == nil ? 1 : 2 }
 
     /// How long a task's URL lasts: the worker reads at once, but the URL must outlive the lease by far (a lease
     /// renewed while a slow worker starts, clocks a little apart): four leases, at least an hour, at most S3's 7 days.
@@ -26,23 +38,34 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     /// Packets closer than this are fetched in one GET, with the bytes between them (interleaved audio).
     public static let largestGap: Int64 = 1 << 20
 
-    public init(url: String, object: String, etag: String, positions: [Int64], sizes: [Int]) {
+    public init(url: String, object: String, etag: String, positions: [Int64], sizes: [Int], blockHeader: MatroskaBlockHeader? = nil,
+                demuxed: DemuxedStretch? = nil) {
         self.url = url
         self.object = object
         self.etag = etag
         self.positions = positions
         self.sizes = sizes
+        self.blockHeader = blockHeader
+        self.demuxed = demuxed
     }
 
-    /// One entry per packet, each a byte range that cannot overflow.
+    /// Bytes read before each packet: its block's header.
+    var headerBytes: Int { blockHeader?.length ?? 0 }
+
+    /// One entry per packet, each a byte range (with its header) that cannot overflow.
     func isValid(packets: Int) -> Bool {
-        positions.count == packets && sizes.count == packets && !url.isEmpty
-            && zip(positions, sizes).allSatisfy { $0 >= 0 && $1 > 0 && $1 <= Int32.max && $0 <= Int64.max - Int64($1) }
+        let header = headerBytes
+        if let demuxed, demuxed.bytes.isEmpty || demuxed.bytes.lowerBound < 0 || demuxed.bytes.upperBound > demuxed.objectSize
+            || blockHeader != nil { return false }
+        return positions.count == packets && sizes.count == packets && !url.isEmpty && (0...11).contains(header)
+            && zip(positions, sizes).allSatisfy { $0 >= Int64(header) && $1 > 0 && $1 <= Int32.max && $0 <= Int64.max - Int64($1) }
     }
 
-    /// The GETs that read every packet: byte ranges in file order, packets less than `largestGap` apart merged.
+    /// The GETs that read every packet (and its header): byte ranges in file order, packets less than
+    /// `largestGap` apart merged.
     public var spans: [Range<Int64>] {
-        let ranges = zip(positions, sizes).map { $0..<($0 + Int64($1)) }.sorted { $0.lowerBound < $1.lowerBound }
+        let header = Int64(headerBytes)
+        let ranges = zip(positions, sizes).map { ($0 - header)..<($0 + Int64($1)) }.sorted { $0.lowerBound < $1.lowerBound }
         var spans: [Range<Int64>] = []
         for range in ranges {
             if let last = spans.last, range.lowerBound <= last.upperBound + Self.largestGap {
@@ -54,7 +77,8 @@ public struct SourceRanges: Codable, Hashable, Sendable {
         return spans
     }
 
-    /// The packets' bytes, cut out of the spans `fetch` reads (`spans`, in order); nil when a span comes back short.
+    /// The packets' bytes, cut out of the spans `fetch` reads (`spans`, in order); nil when a span comes back
+    /// short or a packet's block header is not the one expected.
     public func packetBytes<E: Error>(_ fetch: (Range<Int64>) throws(E) -> [UInt8]) throws(E) -> [[UInt8]]? {
         var fetched: [(range: Range<Int64>, bytes: [UInt8])] = []
         for span in spans {
@@ -62,10 +86,41 @@ public struct SourceRanges: Codable, Hashable, Sendable {
             guard bytes.count == span.count else { return nil }
             fetched.append((span, bytes))
         }
-        return zip(positions, sizes).map { position, size in
-            let span = fetched.first { $0.range.contains(position) }!
+        let header = headerBytes
+        var packets: [[UInt8]] = []
+        packets.reserveCapacity(positions.count)
+        for (position, size) in zip(positions, sizes) {
+            let span = fetched.first { $0.range.contains(position - Int64(header)) }!
             let from = Int(position - span.range.lowerBound)
-            return Array(span.bytes[from..<(from + size)])
+            if let blockHeader, MatroskaBlockHeader(span.bytes[(from - header)..<from]) != blockHeader { return nil }
+            packets.append(Array(span.bytes[from..<(from + size)]))
         }
+        return packets
+    }
+}
+
+/// Where a worker demuxes an MPEG-TS task's packets: the object's head (its program tables) and then a stretch
+/// from the transport packet that starts the task's first packet, fetched in one GET.
+public struct DemuxedStretch: Codable, Hashable, Sendable {
+    /// The object's size in bytes.
+    public var objectSize: Int64
+    /// From the first packet's start to a little past the last's end (the demuxer knows a packet has ended when
+    /// the next begins); reads past it are fetched as asked.
+    public var bytes: Range<Int64>
+    /// The video stream's id in the container (its PID).
+    public var stream: Int
+
+    public init(objectSize: Int64, bytes: Range<Int64>, stream: Int) {
+        self.objectSize = objectSize
+        self.bytes = bytes
+        self.stream = stream
+    }
+
+    /// The stretch for packets `first...last` of a stream whose packets start at `positions` (decode order): up
+    /// to where the third packet after the last starts, or the object's end.
+    public static func covering(_ first: Int, _ last: Int, positions: [Int64], objectSize: Int64, stream: Int) -> DemuxedStretch {
+        let start = positions[first]
+        let after = positions.indices.contains(last + 3) ? positions[(last + 1)...(last + 3)].max()! : objectSize
+        return DemuxedStretch(objectSize: objectSize, bytes: start..<min(objectSize, max(after, start + 1)), stream: stream)
     }
 }
