@@ -240,7 +240,8 @@ def capacity(report, io_bytes_per_second):
 def frames(path):
     out = subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-select_streams", "v:0", "-show_entries",
                           "stream=nb_read_packets", "-of", "csv=p=0", path], capture_output=True, text=True, check=True).stdout
-    return int(out.strip().strip(","))
+    # An MPEG-TS file lists its streams under its program too: the first count is the stream's.
+    return int(out.split()[0].strip(","))
 
 
 def main():

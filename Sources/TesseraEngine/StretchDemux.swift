@@ -20,11 +20,11 @@ enum StretchDemux {
 
     /// The expected packets' bytes, in order; nil when the stretch does not hold them as probed.
     static func packets(from source: any RandomAccessBytes, name: String, stretch: DemuxedStretch,
-                        expected: [Expected]) throws(FFmpegError) -> [[UInt8]]? {
+                        expected: [Expected]) throws -> [[UInt8]]? {
         let input = try MediaInput(source: source, name: name, searchesStreams: false)
         guard let stream = input.streams.first(where: { $0.kind == .video && $0.containerID == stretch.stream }) else { return nil }
         input.readOnly(stream: stream.index)
-        try input.seek(toByte: stretch.bytes.lowerBound)
+        try input.seek(toByte: stretch.bytes.lowerBound + (try syncOffset(source, at: stretch.bytes.lowerBound)))
         let packet = Packet()
         var found: [[UInt8]] = []
         var passedOver = 0
@@ -42,6 +42,21 @@ enum StretchDemux {
             }
         }
         return found.count == expected.count ? found : nil
+    }
+
+    /// Where the transport packet at `position` has its sync byte: at it (188-byte packets), or after the 4-byte
+    /// timestamp of a 192-byte M2TS packet (which the demuxer, seeking to the timestamp, would take for lost sync
+    /// and resynchronise one packet late).
+    static func syncOffset(_ source: any RandomAccessBytes, at position: Int64) throws -> Int64 {
+        var head = [UInt8](repeating: 0, count: 197)
+        var got = 0
+        while got < head.count {
+            let n = try head.withUnsafeMutableBytes { try source.read(at: position + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            guard n > 0 else { break }
+            got += n
+        }
+        guard got == head.count, !(head[0] == 0x47 && head[188] == 0x47) else { return 0 }
+        return head[4] == 0x47 && head[196] == 0x47 ? 4 : 0
     }
 
     /// The first packet's bytes at `size`: a parser that starts mid-stream gives it the zero byte that a four-byte
