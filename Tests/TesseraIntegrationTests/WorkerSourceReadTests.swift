@@ -2,6 +2,7 @@ import Foundation
 import S3Kit
 import Testing
 import TesseraCore
+import TesseraStore
 import TesseraTestSupport
 
 /// Workers that read an `s3://` input's bytes themselves, through presigned URLs checked as S3 checks them (moto with
@@ -114,21 +115,27 @@ import TesseraTestSupport
         }
     }
 
+    /// One worker whose first source read meets `fault`, and a job from `key` (the 2 s source in its container): done,
+    /// frame-exact; its segments that failed on the way.
+    func faultyJob(_ cluster: Cluster, metrics: Int, fault: String, key: String) throws -> [SegmentRecord] {
+        try start(cluster, metrics: metrics, worker: [fault, "1"])
+        try upload(try Self.source(String(key.split(separator: ".").last!)), key)
+        let output = Fixtures.output("worker-read-\(key).mp4")
+        let job = try submit(cluster, "s3://media/\(key)", output)
+        let record = try cluster.wait(job)
+        #expect(record.state == .done, "\(key): \(record.error ?? "")")
+        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
+        let store = try cluster.openStore()
+        defer { store.close() }
+        return try store.segments(job).filter { $0.lastError != nil }
+    }
+
     /// A worker whose first URL is refused (its signature damaged, as S3 refuses an expired one): that task fails with
     /// its own code, goes back, and the job completes frame-exact.
     @Test func aRefusedURLIsRetried() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
-        try start(cluster, metrics: Cluster.freePort(), worker: ["--fault-tamper-source-urls", "1"])
-        try upload(try Self.source("mp4"), "retried.mp4")
-        let output = Fixtures.output("worker-read-retried.mp4")
-        let job = try submit(cluster, "s3://media/retried.mp4", output)
-        let record = try cluster.wait(job)
-        #expect(record.state == .done, "\(record.error ?? "")")
-        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
-        let store = try cluster.openStore()
-        defer { store.close() }
-        let failed = try store.segments(job).filter { $0.lastError != nil }
+        let failed = try faultyJob(cluster, metrics: Cluster.freePort(), fault: "--fault-tamper-source-urls", key: "retried.mp4")
         #expect(failed.count == 1 && failed[0].attempts >= 1, "\(failed.map { ($0.index, $0.attempts, $0.lastError ?? "") })")
         #expect(failed.first?.lastError?.hasPrefix("s3://media/retried.mp4: ") == true)
         #expect(failed.first?.lastError?.contains("X-Amz-Signature") == false)
@@ -140,17 +147,8 @@ import TesseraTestSupport
         let cluster = try Cluster()
         defer { cluster.shutdown() }
         let metrics = Cluster.freePort()
-        try start(cluster, metrics: metrics, worker: ["--fault-misprobe-sources", "1"])
-        try upload(try Self.source("ts"), "misprobed.ts")
-        let output = Fixtures.output("worker-read-misprobed.mp4")
-        let job = try submit(cluster, "s3://media/misprobed.ts", output)
-        let record = try cluster.wait(job)
-        #expect(record.state == .done, "\(record.error ?? "")")
-        #expect(try OutputFacts.read(output).countedFrames == ObjectStorageTests.sourceFrames)
+        let failed = try faultyJob(cluster, metrics: metrics, fault: "--fault-misprobe-sources", key: "misprobed.ts")
         #expect(try sourceBytesSent(metrics) > 0, "the tasks after the failure carry their packets")
-        let store = try cluster.openStore()
-        defer { store.close() }
-        let failed = try store.segments(job).filter { $0.lastError != nil }
         #expect(failed.count == 1, "\(failed.map { ($0.index, $0.lastError ?? "") })")
         #expect(failed.first?.lastError?.contains("not the packets probed") == true)
         #expect(cluster.log("coordinator.log").contains("not as probed"))
