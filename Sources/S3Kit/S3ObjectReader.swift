@@ -13,9 +13,14 @@ public final class S3ObjectReader: RandomAccessBytes {
     public let location: S3Location
     public let size: Int64
     public let etag: String
-    private let fetch: (Range<Int64>) throws -> [UInt8]
-    /// Bytes fetched in one GET when a read first lands in them (a task's stretch of the object).
+    private let fetch: (Range<Int64>) throws(S3Error) -> [UInt8]
+    /// Bytes fetched in one GET when a read first lands in them (a task's stretch of the object), at most
+    /// `largestWhole` at a time.
     public var fetchedWhole: Range<Int64>?
+    public static let largestWhole: Int64 = 64 << 20
+    /// The first fetch that failed (after its retries): what stopped the reads of a demuxer that reports only
+    /// its own error, or none.
+    public private(set) var failure: S3Error?
     private var windowStart: Int64 = 0
     private var window: [UInt8] = []
     private var nextFetch = firstFetch
@@ -49,9 +54,14 @@ public final class S3ObjectReader: RandomAccessBytes {
             nextFetch = readingOn ? min(nextFetch * 2, Self.largestFetch) : Self.firstFetch
             let start = readingOn ? windowEnd : offset
             var end = min(size, max(offset + Int64(buffer.count), start + Int64(nextFetch)))
-            if let whole = fetchedWhole, whole.contains(start) { end = min(size, max(end, whole.upperBound)) }
+            if let whole = fetchedWhole, whole.contains(start) { end = min(size, max(end, min(whole.upperBound, start + Self.largestWhole))) }
             window = []  // the old window goes before the new one arrives
-            window = try fetch(start..<end)
+            do {
+                window = try fetch(start..<end)
+            } catch {
+                if failure == nil { failure = error }
+                throw error
+            }
             windowStart = start
             requests += 1
             fetchedBytes += Int64(window.count)

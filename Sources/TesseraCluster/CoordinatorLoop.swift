@@ -180,7 +180,7 @@ final class CoordinatorLoop {
                 logger.warning("a benchmark worker (no encoding) gets no work", metadata: ["worker.id": "\(worker)"])
             }
             if held[worker] == nil { held[worker] = HeldBytes() }
-            sourceReaders[worker] = ready.capabilities[SourceRanges.capability].flatMap { Int($0) }
+            sourceReaders[worker] = SourceRanges.version(in: ready.capabilities)
             // Leases in its name that it is not working on (results lost while we were apart) go back.
             try handBack(machine.storeLeasesFound(worker, storedLeases(of: worker), working: working), of: worker)
             logger.info("worker joined", metadata: ["worker.id": "\(worker)", "worker.slots": "\(ready.slots)"])
@@ -206,10 +206,13 @@ final class CoordinatorLoop {
             meter.abandoned(failure.segment)
             // A worker that could not read its bytes: a replaced object fails the job, anything else is retried.
             if failure.code == .sourceUnreadable, holdUntilChecked(failure, from: worker) { return }
-            if failure.code == .sourceNotAsProbed, let job = loaded[failure.segment.jobID] {
-                // Not worth a job: its tasks carry their packets from now on, as for a worker that reads none.
-                logger.warning("a worker found its source bytes not as probed; tasks carry them", metadata: ["job.id": "\(failure.segment.jobID)"])
+            if failure.code == .sourceNotAsProbed, let job = loaded[failure.segment.jobID], job.reader.readsByWorkers {
+                // Not worth a job, nor an attempt: its tasks carry their packets from now on, as for a worker that reads none.
+                logger.warning("a worker found its source bytes not as probed; tasks carry them",
+                               metadata: ["job.id": "\(failure.segment.jobID)", "segment.index": "\(failure.segment.index)", "error": "\(failure.error)"])
                 job.reader.stopWorkerReads()
+                try store.release(failure.segment.jobID, failure.segment.index, worker: worker, token: failure.token, error: nil)
+                return
             }
             try release(failure, from: worker)
         case .progress(let progress):

@@ -50,7 +50,8 @@ final class WorkerSession {
         capabilities["cpu"] = String(FFmpeg.cpuFlags)
         // This build repeats its bytes with threads when a task asks (`SegmentTask.Header.repeatable`).
         capabilities[AuditBook.repeatableCapability] = "1"
-        capabilities[SourceRanges.capability] = String(SourceRanges.version)
+        capabilities[SourceRanges.capability] = "1"
+        capabilities[SourceRanges.versionCapability] = String(SourceRanges.version)
         if options.benchBytesPerFrame != nil { capabilities[BenchResult.capability] = "1" }
         let held = inFlight.map { ClusterMessage.LeaseRef(segment: $0.key, token: $0.value.token) }
         return .ready(.init(workerID: options.workerID, host: ProcessInfo.processInfo.hostName, slots: options.slots,

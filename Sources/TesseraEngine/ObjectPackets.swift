@@ -53,11 +53,13 @@ final class ObjectPackets {
             blockHeader = nil
             transport = nil
         }
-        let skip = blockHeader?.length ?? 0
+        // A Matroska packet's position is its block header's: read from its element's start to the frame's end.
+        let (before, after) = blockHeader.map { (Int64(MatroskaBlockHeader.elementBytes), Int64($0.length)) } ?? (0, 0)
         guard transport != nil || DirectPackets.agreesWithDemuxer(probe, input, packet, read: { position, size in
-            guard let bytes = try? client.get(location, range: position..<(position + Int64(skip + size)), ifMatch: etag),
-                  blockHeader.map({ MatroskaBlockHeader(bytes.prefix(skip)) == $0 }) ?? true else { return nil }
-            return Array(bytes.dropFirst(skip))
+            guard position >= before,
+                  let bytes = try? client.get(location, range: (position - before)..<(position + after + Int64(size)), ifMatch: etag) else { return nil }
+            guard let blockHeader else { return bytes }
+            return blockHeader.frame(in: bytes[...], size: size).map { Array($0) }
         }) else { return nil }
         self.location = location
         self.etag = etag
@@ -118,10 +120,8 @@ extension SegmentTask {
                     try reader.get(source.url, range: span, ifMatch: source.etag, object: source.object)
                 }
             }
-        } catch let error as S3Error {
-            throw .input(source.object, "segment \(header.segment.index)'s bytes could not be read (\(error.detail))")
         } catch {
-            throw .input(source.object, "segment \(header.segment.index)'s bytes could not be demuxed (\(error))")
+            throw .input(source.object, "segment \(header.segment.index)'s bytes could not be read (\(error.detail))")
         }
         guard let bytes else { return nil }
         var task = self
@@ -130,12 +130,15 @@ extension SegmentTask {
         return task
     }
 
-    /// The packets demuxed from `stretch` of the object (`StretchDemux`); a failed read throws as the demuxer's error.
-    func demuxing(_ stretch: DemuxedStretch, of source: SourceRanges, reader: S3PresignedReader) throws -> [[UInt8]]? {
+    /// The packets demuxed from `stretch` of the object (`StretchDemux`); nil when they are not as probed or the
+    /// demuxer fails on bytes that were read; a failed read throws its `S3Error` (a demuxer may pass over it).
+    func demuxing(_ stretch: DemuxedStretch, of source: SourceRanges, reader: S3PresignedReader) throws(S3Error) -> [[UInt8]]? {
         let location = S3Location(url: source.object) ?? S3Location(bucket: "", key: "")
         let bytes = S3ObjectReader(presigned: source.url, reader: reader, location: location, size: stretch.objectSize, etag: source.etag)
         bytes.fetchedWhole = stretch.bytes
         let expected = packets.enumerated().map { StretchDemux.Expected(pts: $1.pts, size: source.sizes[$0], key: $1.isKey) }
-        return try StretchDemux.packets(from: bytes, name: source.object, stretch: stretch, expected: expected)
+        let packets = try? StretchDemux.packets(from: bytes, name: source.object, stretch: stretch, expected: expected)
+        if let failure = bytes.failure { throw failure }
+        return packets ?? nil
     }
 }

@@ -41,6 +41,9 @@ public final class SegmentReader {
         object = urlSeconds.flatMap { ObjectPackets(plan: plan, input: input, packet: packet, urlSeconds: $0) }
     }
 
+    /// Whether payloads may leave the packets' bytes to workers that read them.
+    public var readsByWorkers: Bool { object != nil }
+
     /// From now on every payload carries its packets: a worker found its bytes not as the probe said.
     public func stopWorkerReads() {
         object = nil

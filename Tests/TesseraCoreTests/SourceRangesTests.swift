@@ -36,30 +36,39 @@ import Testing
         #expect(MatroskaBlockHeader([0x00, 0x81, 0x00, 0x00, 0x80]) == nil, "no length marker in the first byte")
     }
 
-    /// With a block header, each GET starts at the header, which is checked and left out of the packet; a packet
-    /// after another track's header, or a laced block's, fails the read.
-    @Test func matroskaPacketsAreCutAfterTheirCheckedHeaders() throws {
-        var file = [UInt8](repeating: 0xEE, count: 64)
-        file.replaceSubrange(10..<17, with: [0x81, 0x00, 0x00, 0x80, 1, 2, 3])
-        file.replaceSubrange(30..<36, with: [0x81, 0x00, 0x28, 0x00, 4, 5])
+    /// With a block header, each GET starts at the block's element (its ID and size), which is checked with the
+    /// header: another track's header, a laced block, or a block that does not end where the packet ends fails the read.
+    @Test func matroskaPacketsAreCutAfterTheirCheckedBlocks() throws {
+        var file = [UInt8](repeating: 0xEE, count: 80)
+        file.replaceSubrange(10..<19, with: [0xA3, 0x87, 0x81, 0x00, 0x00, 0x80, 1, 2, 3])  // SimpleBlock, 7 bytes
+        file.replaceSubrange(29..<38, with: [0xA1, 0x40, 0x06, 0x81, 0x00, 0x28, 0x00, 4, 5])  // Block, 6 bytes in a 2-byte size
         let header = MatroskaBlockHeader(track: 1, length: 4)
-        var source = Self.ranges([14, 34], [3, 2])
+        var source = Self.ranges([16, 36], [3, 2])
         source.blockHeader = header
-        #expect(source.spans == [10..<36])
+        #expect(source.spans == [3..<38])
         let read = { (s: SourceRanges) in s.packetBytes { (span: Range<Int64>) in Array(file[Int(span.lowerBound)..<Int(span.upperBound)]) } }
         #expect(read(source) == [[1, 2, 3], [4, 5]])
-        file[30] = 0x82
-        #expect(read(source) == nil, "another track")
-        file[30] = 0x81
-        file[33] = 0x02
-        #expect(read(source) == nil, "laced")
+        for (offset, byte, what) in [(32, 0x82, "another track"), (35, 0x02, "laced"), (31, 0x07, "a block longer than the packet"),
+                                     (29, 0xA2, "not a block")] as [(Int, UInt8, String)] {
+            let kept = file[offset]
+            file[offset] = byte
+            #expect(read(source) == nil, "\(what)")
+            file[offset] = kept
+        }
+        #expect(read(source) == [[1, 2, 3], [4, 5]])
         var task = PayloadTests().sampleTask()
         task.packets = task.packets.map { var p = $0; p.data = []; return p }
-        task.header.source = Self.ranges([4, 20, 30], [1, 1, 1])
+        task.header.source = Self.ranges([13, 20, 30], [1, 1, 1])
         task.header.source?.blockHeader = header
         #expect(try SegmentTask(serialized: task.serialized()) == task)
-        task.header.source?.positions[0] = 3
-        #expect(throws: PayloadError.self, "a position before its header's length") { try SegmentTask(serialized: task.serialized()) }
+        task.header.source?.positions[0] = 12
+        #expect(throws: PayloadError.self, "a position before its block's element and header") { try SegmentTask(serialized: task.serialized()) }
+    }
+
+    /// Ranges ending near the largest offset merge without overflow.
+    @Test func spansNearTheLargestOffsetDoNotOverflow() {
+        let source = Self.ranges([Int64.max - 10, Int64.max - 4], [4, 3])
+        #expect(source.spans == [(Int64.max - 10)..<(Int64.max - 1)])
     }
 
     /// A task with source ranges round-trips with empty records; one whose ranges do not match its packets is refused.
@@ -77,6 +86,14 @@ import Testing
         var carrying = task
         carrying.packets[0].data = [1]
         #expect(throws: PayloadError.self) { try SegmentTask(serialized: carrying.serialized()) }
+    }
+
+    /// A worker's version: "1" under the capability, the version beside it (absent: 1); anything else reads none.
+    @Test func workersAnnounceTheVersionTheyRead() {
+        #expect(SourceRanges.version(in: [:]) == 0)
+        #expect(SourceRanges.version(in: ["source-ranges": "1"]) == 1)
+        #expect(SourceRanges.version(in: ["source-ranges": "1", "source-ranges-version": "2"]) == 2)
+        #expect(SourceRanges.version(in: ["source-ranges": "2"]) == 0)
     }
 
     /// Four leases, at least an hour, at most seven days.

@@ -7,6 +7,10 @@ public struct MatroskaBlockHeader: Codable, Hashable, Sendable {
     /// The header's length in bytes: the track number's, plus three.
     public var length: Int
 
+    /// Bytes read before a block's header to check its element: the element's ID (one byte: SimpleBlock 0xA3,
+    /// Block 0xA1) and its size (an EBML integer of 1 to 8 bytes).
+    public static let elementBytes = 9
+
     public init(track: UInt64, length: Int) {
         self.track = track
         self.length = length
@@ -23,5 +27,24 @@ public struct MatroskaBlockHeader: Codable, Hashable, Sendable {
         let flags = bytes[bytes.index(bytes.startIndex, offsetBy: size + 2)]
         guard flags & 0x06 == 0 else { return nil }
         self.init(track: track, length: size + 3)
+    }
+
+    /// The frame in `bytes` (the `elementBytes` before a block's header, the header, and `size` bytes): nil unless
+    /// the header is this one and a SimpleBlock or Block element of exactly the header and `size` bytes ends
+    /// right before it, so that the frame fills its block.
+    public func frame(in bytes: ArraySlice<UInt8>, size: Int) -> ArraySlice<UInt8>? {
+        let start = bytes.startIndex + Self.elementBytes
+        guard bytes.count == Self.elementBytes + length + size, Self(bytes[start..<(start + length)]) == self else { return nil }
+        let element = bytes[bytes.startIndex..<start]
+        for sizeLength in 1...8 {
+            let id = start - sizeLength - 1
+            guard element[id] == 0xA3 || element[id] == 0xA1 else { continue }
+            let first = element[id + 1]
+            guard first.leadingZeroBitCount + 1 == sizeLength else { continue }
+            var value = UInt64(first & (0xFF >> sizeLength))
+            for byte in element[(id + 2)..<start] { value = value << 8 | UInt64(byte) }
+            if value == UInt64(length + size) { return bytes[(start + length)...] }
+        }
+        return nil
     }
 }

@@ -19,11 +19,19 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     /// `positions` and `sizes` are then the demuxer's, to check what it finds.
     public var demuxed: DemuxedStretch?
 
-    /// What a worker that reads `SourceRanges` itself announces in its capabilities, with the `version` it
-    /// reads; other workers get the bytes.
+    /// What a worker that reads `SourceRanges` itself announces in its capabilities ("1"); other workers get the bytes.
     public static let capability = "source-ranges"
+    /// The version it reads, announced beside it (absent: 1), so that coordinators that know only version 1 still
+    /// send it version 1's tasks.
+    public static let versionCapability = "source-ranges-version"
     /// 1: whole packets; 2: also Matroska blocks (`blockHeader`) and MPEG-TS stretches (`demuxed`).
     public static let version = 2
+
+    /// The version a worker with `capabilities` reads; 0: it reads none.
+    public static func version(in capabilities: [String: String]) -> Int {
+        guard capabilities[capability] == "1" else { return 0 }
+        return capabilities[versionCapability].flatMap { Int($0) } ?? 1
+    }
 
     /// The version a worker must read for these ranges.
     public var versionNeeded: Int { blockHeader == nil && demuxed == nil ? 1 : 2 }
@@ -49,15 +57,15 @@ public struct SourceRanges: Codable, Hashable, Sendable {
         self.demuxed = demuxed
     }
 
-    /// Bytes read before each packet: its block's header.
-    var headerBytes: Int { blockHeader?.length ?? 0 }
+    /// Bytes read before each packet: its block's element ID and size, and its header.
+    var headerBytes: Int { blockHeader.map { MatroskaBlockHeader.elementBytes + $0.length } ?? 0 }
 
     /// One entry per packet, each a byte range (with its header) that cannot overflow.
     func isValid(packets: Int) -> Bool {
         let header = headerBytes
         if let demuxed, demuxed.bytes.isEmpty || demuxed.bytes.lowerBound < 0 || demuxed.bytes.upperBound > demuxed.objectSize
             || blockHeader != nil { return false }
-        return positions.count == packets && sizes.count == packets && !url.isEmpty && (0...11).contains(header)
+        return positions.count == packets && sizes.count == packets && !url.isEmpty && (0...20).contains(header)
             && zip(positions, sizes).allSatisfy { $0 >= Int64(header) && $1 > 0 && $1 <= Int32.max && $0 <= Int64.max - Int64($1) }
     }
 
@@ -68,7 +76,7 @@ public struct SourceRanges: Codable, Hashable, Sendable {
         let ranges = zip(positions, sizes).map { ($0 - header)..<($0 + Int64($1)) }.sorted { $0.lowerBound < $1.lowerBound }
         var spans: [Range<Int64>] = []
         for range in ranges {
-            if let last = spans.last, range.lowerBound <= last.upperBound + Self.largestGap {
+            if let last = spans.last, range.lowerBound - last.upperBound <= Self.largestGap {
                 spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
             } else {
                 spans.append(range)
@@ -78,7 +86,7 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     }
 
     /// The packets' bytes, cut out of the spans `fetch` reads (`spans`, in order); nil when a span comes back
-    /// short or a packet's block header is not the one expected.
+    /// short or a packet's block is not the one expected (`MatroskaBlockHeader.frame(in:size:)`).
     public func packetBytes<E: Error>(_ fetch: (Range<Int64>) throws(E) -> [UInt8]) throws(E) -> [[UInt8]]? {
         var fetched: [(range: Range<Int64>, bytes: [UInt8])] = []
         for span in spans {
@@ -92,8 +100,12 @@ public struct SourceRanges: Codable, Hashable, Sendable {
         for (position, size) in zip(positions, sizes) {
             let span = fetched.first { $0.range.contains(position - Int64(header)) }!
             let from = Int(position - span.range.lowerBound)
-            if let blockHeader, MatroskaBlockHeader(span.bytes[(from - header)..<from]) != blockHeader { return nil }
-            packets.append(Array(span.bytes[from..<(from + size)]))
+            if let blockHeader {
+                guard let frame = blockHeader.frame(in: span.bytes[(from - header)..<(from + size)], size: size) else { return nil }
+                packets.append(Array(frame))
+            } else {
+                packets.append(Array(span.bytes[from..<(from + size)]))
+            }
         }
         return packets
     }
@@ -110,6 +122,9 @@ public struct DemuxedStretch: Codable, Hashable, Sendable {
     /// The video stream's id in the container (its PID).
     public var stream: Int
 
+    /// Bytes fetched past the start of a stream's last packet.
+    public static let lastFrameRoom: Int64 = 8 << 20
+
     public init(objectSize: Int64, bytes: Range<Int64>, stream: Int) {
         self.objectSize = objectSize
         self.bytes = bytes
@@ -117,10 +132,12 @@ public struct DemuxedStretch: Codable, Hashable, Sendable {
     }
 
     /// The stretch for packets `first...last` of a stream whose packets start at `positions` (decode order): up
-    /// to where the third packet after the last starts, or the object's end.
+    /// to where the third packet after the last starts, or for the stream's last packets `lastFrameRoom` past the
+    /// last one's start (what follows the video may be long: reads past the stretch are fetched as asked).
     public static func covering(_ first: Int, _ last: Int, positions: [Int64], objectSize: Int64, stream: Int) -> DemuxedStretch {
         let start = positions[first]
-        let after = positions.indices.contains(last + 3) ? positions[(last + 1)...(last + 3)].max()! : objectSize
+        let after = positions.indices.contains(last + 3) ? positions[(last + 1)...(last + 3)].max()!
+            : positions[first...last].max()! + lastFrameRoom
         return DemuxedStretch(objectSize: objectSize, bytes: start..<min(objectSize, max(after, start + 1)), stream: stream)
     }
 }
