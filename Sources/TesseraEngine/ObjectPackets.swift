@@ -3,25 +3,31 @@ import Foundation
 import S3Kit
 import TesseraCore
 
-/// Tasks whose workers read their own bytes: for an `s3://` input stored as MP4, QuickTime, Matroska, WebM or
-/// MPEG-TS, a task names its packets' byte ranges in the object with a presigned GET for them (`SourceRanges`)
+/// Tasks whose workers read their own bytes: for an `s3://` input stored as MP4, QuickTime, Matroska, WebM, AVI,
+/// MPEG-TS or MXF, a task names its packets' byte ranges in the object with a presigned GET for them (`SourceRanges`)
 /// instead of carrying the bytes, so the coordinator moves no source bytes and workers need no credentials.
 ///
 /// Used only where the worker's reading gives exactly the demuxer's bytes, as `DirectPackets` checks for a
 /// file: every packet has a position, and the first packets read both ways agree byte for byte. A Matroska
 /// packet follows its block's header (`MatroskaBlockHeader`), read and checked with it; a laced block (frames
 /// sharing a position) or a track whose frames are stored compressed does not agree, and its tasks carry the
-/// packets. MPEG-TS packets are cut in 188-byte pieces: the worker demuxes them from a stretch of the object
-/// (`StretchDemux`), and the first packets demuxed that way must agree too.
+/// packets. An AVI packet is whole after its chunk's header (`AVIChunkHeader`), also read and checked.
+/// MPEG-TS packets are cut in 188-byte pieces, and MXF wraps each in a KLV triplet whose length field
+/// varies: the worker demuxes them from a stretch of the object (`StretchDemux`), and the first packets demuxed
+/// that way must agree too. Other containers (FLV and MPEG-PS, whose streams appear only as their packets are
+/// read) ship their packets.
 final class ObjectPackets {
     let location: S3Location
     let etag: String
     let client: S3Client
     /// How long each task's URL stays valid (`SourceRanges.urlLifetime`).
     let urlSeconds: Int
-    /// Matroska: the header before each packet; nil: packets are whole at their positions.
-    let blockHeader: MatroskaBlockHeader?
-    /// MPEG-TS: the object's size, the video stream's PID and every packet's position, for each task's stretch.
+    /// Matroska or AVI: the header before each packet, read and checked with it; nil: packets are whole at their
+    /// positions (or, with `transport`, demuxed).
+    let header: (any PacketHeader)?
+    /// From the demuxer's position of a packet to its data (a Matroska packet's position is its block header's).
+    let dataOffset: Int64
+    /// MPEG-TS or MXF: the object's size, the video stream's id and every packet's position, for each task's stretch.
     let transport: (size: Int64, stream: Int, positions: [Int64])?
 
     init?(plan: JobPlan, input: MediaInput, packet: Packet, urlSeconds: Int) {
@@ -29,8 +35,9 @@ final class ObjectPackets {
         guard let location = S3Location(url: plan.inputPath), let object = probe.object, let first = probe.packets.first?.position,
               probe.packets.allSatisfy({ $0.position != nil }), let client = try? InputSource.client(for: plan.inputPath) else { return nil }
         let etag = plan.inputIdentity?.etag ?? object.etag
-        let blockHeader: MatroskaBlockHeader?
-        if probe.formatName == "mpegts" {
+        let header: (any PacketHeader)?
+        var dataOffset: Int64 = 0
+        if StretchDemux.formats.contains(probe.formatName) {
             let positions = probe.packets.compactMap(\.position)
             guard let stream = input.streams.first(where: { $0.index == probe.video.index }),
                   let demuxed = Self.firstPacketsDemuxed(probe, location, object, etag, client, stream: stream.containerID) else { return nil }
@@ -40,36 +47,44 @@ final class ObjectPackets {
                 return demuxed.indices.contains(index) ? demuxed[index] : nil
             }) else { return nil }
             transport = (object.size, stream.containerID, positions)
-            blockHeader = nil
+            header = nil
         } else if probe.formatName.hasPrefix("matroska") {
             // The first block's header says how long each is; frames sharing a position are laced.
             guard Set(probe.packets.map(\.position)).count == probe.packets.count,
                   let bytes = try? client.get(location, range: first..<(first + 12), ifMatch: etag),
-                  let header = MatroskaBlockHeader(bytes) else { return nil }
-            blockHeader = header
+                  let block = MatroskaBlockHeader(bytes) else { return nil }
+            header = block
+            dataOffset = Int64(block.length)
+            transport = nil
+        } else if probe.formatName == "avi" {
+            // The first chunk's header names the video stream.
+            guard first >= 8, let bytes = try? client.get(location, range: (first - 8)..<first, ifMatch: etag),
+                  let chunk = AVIChunkHeader(bytes) else { return nil }
+            header = chunk
             transport = nil
         } else {
             guard probe.formatName.hasPrefix("mov,") else { return nil }
-            blockHeader = nil
+            header = nil
             transport = nil
         }
-        // A Matroska packet's position is its block header's: read from its element's start to the frame's end.
-        let (before, after) = blockHeader.map { (Int64(MatroskaBlockHeader.elementBytes), Int64($0.length)) } ?? (0, 0)
+        // Read as a worker reads: the header before each packet's data too, checked.
+        let before = Int64(header?.bytesBefore ?? 0)
         guard transport != nil || DirectPackets.agreesWithDemuxer(probe, input, packet, read: { position, size in
-            guard position >= before,
-                  let bytes = try? client.get(location, range: (position - before)..<(position + after + Int64(size)), ifMatch: etag) else { return nil }
-            guard let blockHeader else { return bytes }
-            return blockHeader.frame(in: bytes[...], size: size).map { Array($0) }
+            let data = position + dataOffset
+            guard data >= before, let bytes = try? client.get(location, range: (data - before)..<(data + Int64(size)), ifMatch: etag) else { return nil }
+            guard let header else { return bytes }
+            return header.frame(in: bytes[...], size: size).map { Array($0) }
         }) else { return nil }
         self.location = location
         self.etag = etag
         self.client = client
         self.urlSeconds = urlSeconds
-        self.blockHeader = blockHeader
+        self.header = header
+        self.dataOffset = dataOffset
     }
 
     /// The `SourceRanges` version a worker must read for this input's tasks.
-    var versionNeeded: Int { blockHeader == nil && transport == nil ? 1 : 2 }
+    var versionNeeded: Int { header == nil && transport == nil ? 1 : 2 }
 
     /// The file's first packets demuxed as a worker demuxes a task's (`StretchDemux`), reading the object here.
     static func firstPacketsDemuxed(_ probe: ProbeResult, _ location: S3Location, _ object: S3ObjectInfo, _ etag: String,
@@ -90,12 +105,11 @@ final class ObjectPackets {
     /// read them from under a URL presigned now.
     func payload(header: SegmentTask.Header, packets: ArraySlice<PacketInfo>) -> [UInt8]? {
         var header = header
-        let skip = Int64(blockHeader?.length ?? 0)
         let stretch = transport.map { DemuxedStretch.covering(packets.startIndex, packets.endIndex - 1, positions: $0.positions,
                                                               objectSize: $0.size, stream: $0.stream) }
         header.source = SourceRanges(url: client.presignedGET(location, expires: urlSeconds), object: location.description, etag: etag,
-                                     positions: packets.compactMap { $0.position.map { $0 + skip } }, sizes: packets.map(\.size),
-                                     blockHeader: blockHeader, demuxed: stretch)
+                                     positions: packets.compactMap { $0.position.map { $0 + dataOffset } }, sizes: packets.map(\.size),
+                                     header: self.header, demuxed: stretch)
         return SegmentTask.write(header: CanonicalJSON.data(header), packets: packets.count, dataBytes: 0) { put in
             for p in packets { put(p.pts, p.dts, p.duration, p.mediaFlags, 0) { _ in true } }
             return true

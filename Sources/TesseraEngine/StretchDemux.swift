@@ -1,13 +1,17 @@
 import FFmpegKit
 import TesseraCore
 
-/// An MPEG-TS task's packets demuxed from the object by the worker: libavformat reads the head (the program
-/// tables, no search for stream information), jumps to the stretch's first byte and reads the video stream
-/// from there. What it finds must be the task's packets in order, each of the probed size and key flag, the
+/// An MPEG-TS or MXF task's packets demuxed from the object by the worker: libavformat reads the head (the
+/// program tables or header partition, no search for stream information), jumps to the stretch's first byte and
+/// reads the video stream from there (both resynchronise on their own framing: a transport packet's sync byte,
+/// a KLV key). What it finds must be the task's packets in order, each of the probed size and key flag, the
 /// first also at the probed presentation time (modulo the transport's 33-bit wrap): a stretch that starts inside
 /// a packet yields its tail first, which is passed over, and the first packet may come with a start code's
 /// leading zero byte, which is cut off.
 enum StretchDemux {
+    /// The demuxers whose tasks are read this way (libavformat's names).
+    static let formats: Set<String> = ["mpegts", "mxf"]
+
     /// One expected packet: the probe's view of it.
     struct Expected {
         var pts: Int64?

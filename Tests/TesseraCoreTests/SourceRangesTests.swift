@@ -65,6 +65,26 @@ import Testing
         #expect(throws: PayloadError.self, "a position before its block's element and header") { try SegmentTask(serialized: task.serialized()) }
     }
 
+    /// An AVI chunk's header: a video chunk's code and the packet's length, little-endian; another stream's chunk,
+    /// an audio chunk or another length fails the read.
+    @Test func aviPacketsAreCutAfterTheirCheckedChunks() {
+        var file = [UInt8](repeating: 0xEE, count: 40)
+        file.replaceSubrange(4..<15, with: Array("00dc".utf8) + [3, 0, 0, 0, 1, 2, 3])
+        file.replaceSubrange(20..<30, with: Array("00db".utf8) + [2, 0, 0, 0, 4, 5])
+        #expect(AVIChunkHeader(Array("01wb".utf8) + [0, 0, 0, 0]) == nil, "audio")
+        var source = Self.ranges([12, 28], [3, 2])
+        source.chunkHeader = AVIChunkHeader(file[4..<12])
+        #expect(source.chunkHeader == AVIChunkHeader(stream: "00") && source.versionNeeded == 2)
+        let read = { (s: SourceRanges) in s.packetBytes { (span: Range<Int64>) in Array(file[Int(span.lowerBound)..<Int(span.upperBound)]) } }
+        #expect(read(source) == [[1, 2, 3], [4, 5]])
+        for (offset, byte, what) in [(21, 0x31, "another stream"), (24, 3, "another length"), (23, 0x77, "not video")] as [(Int, UInt8, String)] {
+            let kept = file[offset]
+            file[offset] = byte
+            #expect(read(source) == nil, "\(what)")
+            file[offset] = kept
+        }
+    }
+
     /// Ranges ending near the largest offset merge without overflow.
     @Test func spansNearTheLargestOffsetDoNotOverflow() {
         let source = Self.ranges([Int64.max - 10, Int64.max - 4], [4, 3])

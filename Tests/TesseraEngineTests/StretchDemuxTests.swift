@@ -5,7 +5,7 @@ import TesseraCore
 import TesseraTestSupport
 @testable import TesseraEngine
 
-/// A worker's demux of an MPEG-TS task from a stretch of the object, against one demux of the whole file: the same
+/// A worker's demux of an MPEG-TS or MXF task from a stretch of the object, against one demux of the whole file: the same
 /// packets byte for byte wherever the stretch starts, the object's head and the stretch the only bytes read.
 struct StretchDemuxTests {
     /// A file in memory, read at any offset, remembering what was read.
@@ -49,6 +49,7 @@ struct StretchDemuxTests {
                              "-c:a", "aac", "-shortest"]),
         ("stretch-h264.m2ts", ["-t", "3", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-c:a", "aac", "-shortest",
                                "-f", "mpegts", "-mpegts_m2ts_mode", "1"]),
+        ("stretch-mpeg2.mxf", ["-t", "3", "-c:v", "mpeg2video", "-g", "12", "-bf", "2", "-b:v", "5M", "-c:a", "pcm_s16le", "-ar", "48000"]),
     ]
 
     @Test(arguments: kinds.map(\.name))

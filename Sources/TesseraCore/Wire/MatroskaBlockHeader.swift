@@ -1,7 +1,7 @@
 /// The header a Matroska (or WebM) block puts before its frame: the track number as an EBML variable-size
 /// integer, a 16-bit relative timecode and a flags byte. A demuxer reports a block's packet at the header's
 /// first byte; the frame's bytes follow it whole unless the block is laced (several frames in one block).
-public struct MatroskaBlockHeader: Codable, Hashable, Sendable {
+public struct MatroskaBlockHeader: PacketHeader {
     /// The track number the header names.
     public var track: UInt64
     /// The header's length in bytes: the track number's, plus three.
@@ -10,6 +10,8 @@ public struct MatroskaBlockHeader: Codable, Hashable, Sendable {
     /// Bytes read before a block's header to check its element: the element's ID (one byte: SimpleBlock 0xA3,
     /// Block 0xA1) and its size (an EBML integer of 1 to 8 bytes).
     public static let elementBytes = 9
+
+    public var bytesBefore: Int { Self.elementBytes + length }
 
     public init(track: UInt64, length: Int) {
         self.track = track

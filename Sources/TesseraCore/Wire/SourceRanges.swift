@@ -15,7 +15,10 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     /// Matroska or WebM: each packet follows its block's header, which the worker reads with it and checks
     /// (`positions` are the bytes after it); nil: each packet is whole at its position (MP4, QuickTime).
     public var blockHeader: MatroskaBlockHeader?
-    /// MPEG-TS: the worker demuxes the packets from a stretch of the object (each is cut in 188-byte pieces);
+    /// AVI: each packet follows its chunk's header, read with it and checked.
+    public var chunkHeader: AVIChunkHeader?
+    /// MPEG-TS or MXF: the worker demuxes the packets from a stretch of the object (each is cut in 188-byte pieces,
+    /// or wrapped in a KLV triplet);
     /// `positions` and `sizes` are then the demuxer's, to check what it finds.
     public var demuxed: DemuxedStretch?
 
@@ -24,7 +27,8 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     /// The version it reads, announced beside it (absent: 1), so that coordinators that know only version 1 still
     /// send it version 1's tasks.
     public static let versionCapability = "source-ranges-version"
-    /// 1: whole packets; 2: also Matroska blocks (`blockHeader`) and MPEG-TS stretches (`demuxed`).
+    /// 1: whole packets; 2: also Matroska blocks (`blockHeader`), AVI chunks (`chunkHeader`) and MPEG-TS or MXF
+    /// stretches (`demuxed`).
     public static let version = 2
 
     /// The version a worker with `capabilities` reads; 0: it reads none.
@@ -34,7 +38,7 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     }
 
     /// The version a worker must read for these ranges.
-    public var versionNeeded: Int { blockHeader == nil && demuxed == nil ? 1 : 2 }
+    public var versionNeeded: Int { packetHeader == nil && demuxed == nil ? 1 : 2 }
 
     /// How long a task's URL lasts: the worker reads at once, but the URL must outlive the lease by far (a lease
     /// renewed while a slow worker starts, clocks a little apart): four leases, at least an hour, at most S3's 7 days.
@@ -46,25 +50,33 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     /// Packets closer than this are fetched in one GET, with the bytes between them (interleaved audio).
     public static let largestGap: Int64 = 1 << 20
 
-    public init(url: String, object: String, etag: String, positions: [Int64], sizes: [Int], blockHeader: MatroskaBlockHeader? = nil,
+    public init(url: String, object: String, etag: String, positions: [Int64], sizes: [Int], header: (any PacketHeader)? = nil,
                 demuxed: DemuxedStretch? = nil) {
         self.url = url
         self.object = object
         self.etag = etag
         self.positions = positions
         self.sizes = sizes
-        self.blockHeader = blockHeader
+        self.blockHeader = header as? MatroskaBlockHeader
+        self.chunkHeader = header as? AVIChunkHeader
         self.demuxed = demuxed
     }
 
-    /// Bytes read before each packet: its block's element ID and size, and its header.
-    var headerBytes: Int { blockHeader.map { MatroskaBlockHeader.elementBytes + $0.length } ?? 0 }
+    /// The header read before each packet, if any.
+    public var packetHeader: (any PacketHeader)? {
+        if let blockHeader { return blockHeader }
+        return chunkHeader
+    }
+
+    /// Bytes read before each packet: its header (for a Matroska block, with its element's ID and size).
+    var headerBytes: Int { packetHeader?.bytesBefore ?? 0 }
 
     /// One entry per packet, each a byte range (with its header) that cannot overflow.
     func isValid(packets: Int) -> Bool {
         let header = headerBytes
         if let demuxed, demuxed.bytes.isEmpty || demuxed.bytes.lowerBound < 0 || demuxed.bytes.upperBound > demuxed.objectSize
-            || blockHeader != nil { return false }
+            || packetHeader != nil { return false }
+        if blockHeader != nil, chunkHeader != nil { return false }
         return positions.count == packets && sizes.count == packets && !url.isEmpty && (0...20).contains(header)
             && zip(positions, sizes).allSatisfy { $0 >= Int64(header) && $1 > 0 && $1 <= Int32.max && $0 <= Int64.max - Int64($1) }
     }
@@ -86,7 +98,7 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     }
 
     /// The packets' bytes, cut out of the spans `fetch` reads (`spans`, in order); nil when a span comes back
-    /// short or a packet's block is not the one expected (`MatroskaBlockHeader.frame(in:size:)`).
+    /// short or the header before a packet is not one that holds it (`PacketHeader.frame(in:size:)`).
     public func packetBytes<E: Error>(_ fetch: (Range<Int64>) throws(E) -> [UInt8]) throws(E) -> [[UInt8]]? {
         var fetched: [(range: Range<Int64>, bytes: [UInt8])] = []
         for span in spans {
@@ -100,8 +112,8 @@ public struct SourceRanges: Codable, Hashable, Sendable {
         for (position, size) in zip(positions, sizes) {
             let span = fetched.first { $0.range.contains(position - Int64(header)) }!
             let from = Int(position - span.range.lowerBound)
-            if let blockHeader {
-                guard let frame = blockHeader.frame(in: span.bytes[(from - header)..<(from + size)], size: size) else { return nil }
+            if let packetHeader {
+                guard let frame = packetHeader.frame(in: span.bytes[(from - header)..<(from + size)], size: size) else { return nil }
                 packets.append(Array(frame))
             } else {
                 packets.append(Array(span.bytes[from..<(from + size)]))
@@ -111,15 +123,15 @@ public struct SourceRanges: Codable, Hashable, Sendable {
     }
 }
 
-/// Where a worker demuxes an MPEG-TS task's packets: the object's head (its program tables) and then a stretch
-/// from the transport packet that starts the task's first packet, fetched in one GET.
+/// Where a worker demuxes an MPEG-TS or MXF task's packets: the object's head (its program tables, its header
+/// partition) and then a stretch from where the task's first packet starts, fetched in one GET.
 public struct DemuxedStretch: Codable, Hashable, Sendable {
     /// The object's size in bytes.
     public var objectSize: Int64
     /// From the first packet's start to a little past the last's end (the demuxer knows a packet has ended when
     /// the next begins); reads past it are fetched as asked.
     public var bytes: Range<Int64>
-    /// The video stream's id in the container (its PID).
+    /// The video stream's id in the container (an MPEG-TS PID, an MXF track number).
     public var stream: Int
 
     /// Bytes fetched past the start of a stream's last packet.
