@@ -261,8 +261,7 @@ final class WorkerSession {
                     task = read
                     code = nil
                 }
-                task.header.settings.threads = threads
-                if let rungs = task.header.rungs { task.header.rungs = rungs.map { var r = $0; r.settings.threads = threads; return r } }
+                task.setThreads(own: threads)
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled }) { frames in
                         // Twice a second at most: the coordinator shows frames, speed and time left from it.

@@ -13,9 +13,13 @@ public struct PlannedSegment: Codable, Hashable, Sendable {
     public var preRollPackets: Int
     /// What the first shipped packet is.
     public var entry: RandomAccess
+    /// libx264 threads the segment's encode takes at least: the plan's tail, when the encoders would otherwise
+    /// idle while it runs (`CutPlanner+Tail`); fixed in the plan so that every encode of it gives the same bytes.
+    /// Nil: the worker's own.
+    public var encoderThreads: Int?
 
     public init(index: Int, startPTS: Int64, endPTS: Int64, firstPacket: Int, lastPacket: Int, frameCount: Int,
-                preRollPackets: Int, entry: RandomAccess) {
+                preRollPackets: Int, entry: RandomAccess, encoderThreads: Int? = nil) {
         self.index = index
         self.startPTS = startPTS
         self.endPTS = endPTS
@@ -24,6 +28,7 @@ public struct PlannedSegment: Codable, Hashable, Sendable {
         self.frameCount = frameCount
         self.preRollPackets = preRollPackets
         self.entry = entry
+        self.encoderThreads = encoderThreads
     }
 
     public var packetCount: Int { lastPacket - firstPacket + 1 }

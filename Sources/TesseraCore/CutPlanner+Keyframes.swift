@@ -121,7 +121,8 @@ extension CutPlanner {
     /// for more, never under `minimumSegmentSeconds`), balanced and tapered over the encoders as a plan of
     /// asked-for length is, but among the keyframes only. Cuts elsewhere are added only to keep every
     /// encoder busy, when they shorten the encoding by a twentieth and their estimated cost
-    /// (`costOfAnExtraCut`) stays within `extraCutBudget`.
+    /// (`costOfAnExtraCut`) stays within `extraCutBudget`; the segment leased last may take the cores the
+    /// other encoders leave idle (`tailThreads`).
     func planAtKeyframes(_ options: PlanOptions) -> CutPlan {
         let n = display.count
         let fps = framesPerSecond
@@ -155,7 +156,9 @@ extension CutPlanner {
         cuts = balanced(cuts, encoders: options.encoders, minimumSegments: options.minimumSegments, maxPreRoll: maxPreRoll, sites: sites)
         cuts = tapered(cuts, encoders: options.encoders, minimumFrames: shortest, sites: sites)
         cuts = withExtraCuts(cuts, options, shortest: shortest, maxPreRoll: maxPreRoll)
-        return makePlan(cuts: cuts, target: length, forecast: forecast)
+        var plan = makePlan(cuts: cuts, target: length, forecast: forecast)
+        if let tail = tailThreads(cuts, encoders: options.encoders) { plan.segments[tail.segment].encoderThreads = tail.threads }
+        return plan
     }
 
     /// Cuts among `keyframes` (sorted, from 0): from each cut, the keyframe nearest `target` frames on
@@ -177,7 +180,7 @@ extension CutPlanner {
     }
 
     /// The plan balanced and tapered again with cuts elsewhere allowed, when that pays (see
-    /// `planAtKeyframes`); else, when that pays, with its last segment cut finer (`finishingTogether`).
+    /// `planAtKeyframes`); else `cuts` (whose tail may then take more threads, `tailThreads`).
     func withExtraCuts(_ cuts: [Int], _ options: PlanOptions, shortest: Int, maxPreRoll: Int) -> [Int] {
         let keyframes = Set(cuts)
         guard options.encoders > 1, !options.constantQuality || options.decodedScenes?.grain != true else { return cuts }
@@ -198,16 +201,8 @@ extension CutPlanner {
             return added > 0 && added <= affordable && preRoll(of: candidate) <= maxPreRoll
                 && lengths(of: candidate).allSatisfy({ $0 >= shortest })
         }
-        if fits(candidate), Double(Self.makespan(lengths(of: candidate), encoders: options.encoders))
-            <= 0.95 * Double(Self.makespan(lengths(of: cuts), encoders: options.encoders)) {
-            return candidate
-        }
-        // Else the segment leased last, split so that the encoders finish together (`finishingTogether`).
-        let tail = finishingTogether(cuts, encoders: options.encoders, minimumFrames: shortest,
-                                     sites: .balancing(cuts, preRollWeight: options.preRollWeight))
-        guard fits(tail) else { return cuts }
-        let before = span(cuts, encoders: options.encoders, preRollWeight: options.preRollWeight)
-        let after = span(tail, encoders: options.encoders, preRollWeight: options.preRollWeight)
-        return Double(after) <= 0.95 * Double(before) ? tail : cuts
+        let pays = Double(Self.makespan(lengths(of: candidate), encoders: options.encoders))
+            <= 0.95 * Double(Self.makespan(lengths(of: cuts), encoders: options.encoders))
+        return fits(candidate) && pays ? candidate : cuts
     }
 }

@@ -1,39 +1,39 @@
-/// The tail of a plan at keyframes: the segment leased last, split so that the encoders finish together.
+/// The tail of a plan at keyframes: the segment leased last, given the cores of the encoders that would idle
+/// while it runs.
 ///
 /// Segments lease longest first (LPT), so whole GOPs that do not divide evenly over the encoders leave the
 /// shortest segment to run last on one encoder while the others idle: a 20 s 1080p input at keyint 250 is
 /// 250 + 250 + 100 frames, 350 frame-times on two encoders where 300 would do. Three answers, by their cost:
 ///
 /// - ordering longest first: done already, and it cannot shorten a plan whose segments do not add up evenly;
-/// - more encoder threads for the last segment: x264's frame threads change the bitstream with their number, so
-///   the count must be fixed per task when it is leased and carried to its worker and any audit of it; frame
-///   threads give well under 2× on a short segment, and the second thread takes a core the other encoder's slot
-///   owns;
-/// - cutting the last segment finer, chosen: it costs one IDR frame a whole-file encode would not make (about
-///   `costOfAnExtraCut` of the output, within `extraCutBudget`) and the pre-roll decode of each new piece
-///   (`preRollWeight` of a frame each); it saves the idle share of the encoders (a seventh of that job's time).
-///   `withExtraCuts` takes it only when the encoding, pre-roll counted, shortens by a twentieth.
+/// - cutting the last segment finer: one IDR frame a whole-file encode would not make, for each piece. On
+///   phone-like footage an IDR is 2 to 5 % of a short clip's output, where the source's sizes say a tenth of
+///   that (bench/FORECAST.md), so the cut was taken where it cost more than it saved;
+/// - more encoder threads for the last segment, chosen: libx264's frame threads change the bitstream with their
+///   number, so the count is fixed in the plan (`PlannedSegment.encoderThreads`) and every encode of the segment,
+///   an audit's or a retry's, takes the same. Two frame threads run a segment about 1.6 times as fast
+///   (`frameThreadGain`); no bit is added. x265 and SVT-AV1 take the host's cores anyway (their bytes do not
+///   depend on it). `tailThreads` gives the threads only when the job's encoding shortens by a twentieth.
 extension CutPlanner {
-    /// `cuts` with the segment leased last (the shortest, the later of equals) split in pieces that end when the
-    /// encoders busy with the others do (water-filling); each piece at least `minimumFrames`, its cuts at `sites`.
-    /// `cuts` itself when no split shortens the plan.
-    func finishingTogether(_ cuts: [Int], encoders: Int, minimumFrames: Int, sites: CutSites) -> [Int] {
+    /// What each libx264 frame thread past the first adds to a segment's speed (1080p veryfast, 100 frames:
+    /// 1.4 to 1.7 times with two).
+    static let frameThreadGain = 0.6
+
+    /// The segment of `cuts` leased last (the shortest, the later of equals) and the threads it takes: as many
+    /// as the encoders that would share its frames to finish together (water-filling), when that shortens the
+    /// busiest encoder's work by a twentieth; nil when it does not.
+    func tailThreads(_ cuts: [Int], encoders: Int) -> (segment: Int, threads: Int)? {
         let lengths = lengths(of: cuts)
-        guard encoders > 1, let last = lengths.indices.min(by: { (lengths[$0], -$0) < (lengths[$1], -$1) }) else { return cuts }
+        guard encoders > 1, lengths.count > 0,
+              let last = lengths.indices.min(by: { (lengths[$0], -$0) < (lengths[$1], -$1) }) else { return nil }
         let others = lengths.indices.filter { $0 != last }.map { lengths[$0] }
-        let pieces = Self.fill(Self.loads(others, encoders: encoders), with: lengths[last])
-        guard pieces.count > 1, pieces.allSatisfy({ $0 >= max(1, minimumFrames) }) else { return cuts }
-        // Cut at the sites nearest the pieces' ends, within half the shortest piece.
-        let start = cuts[last], reach = (pieces.min() ?? 0) / 2
-        var added: [Int] = []
-        var end = start
-        for piece in pieces.dropLast() {
-            end += piece
-            guard let cut = sites.nearest(to: end, from: end - reach, through: end + reach, in: self) ?? sites.fallback(end),
-                  cut > (added.last ?? start), cut < start + lengths[last] else { return cuts }
-            added.append(cut)
-        }
-        return (cuts + added).sorted()
+        let loads = Self.loads(others, encoders: encoders)
+        let threads = Self.fill(loads, with: lengths[last]).count
+        guard threads > 1 else { return nil }
+        let start = Double(loads.min() ?? 0), busiest = Double(loads.max() ?? 0), length = Double(lengths[last])
+        let before = max(busiest, start + length)
+        let after = max(busiest, start + length / (1 + Self.frameThreadGain * Double(threads - 1)))
+        return after <= 0.95 * before ? (last, threads) : nil
     }
 
     /// The work of each of `encoders` after the segments of `lengths`, longest first to the first free one.
@@ -58,12 +58,5 @@ extension CutPlanner {
         var pieces = sorted[..<count].map { Int((end - Double($0)).rounded()) }
         pieces[0] += work - pieces.reduce(0, +)
         return pieces.filter { $0 > 0 }.sorted(by: >)
-    }
-
-    /// The busiest encoder's work under longest-first leasing, each segment's pre-roll decode counted as
-    /// `preRollWeight` of a frame a packet.
-    func span(_ cuts: [Int], encoders: Int, preRollWeight: Double) -> Int {
-        let work = zip(cuts, lengths(of: cuts)).map { $1 + Int((preRollWeight * Double(entry(forDisplayPosition: $0).preRoll)).rounded()) }
-        return Self.makespan(work, encoders: encoders)
     }
 }

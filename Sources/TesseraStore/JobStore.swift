@@ -187,13 +187,15 @@ public final class JobStore {
             func column(_ value: (PlannedSegment) -> String) -> String { Self.array(segments.map(value)) }
             try db.query("""
                 INSERT INTO segments (job_id, index, start_pts, end_pts, frame_count, first_packet, last_packet,
-                                      pre_roll_packets, entry)
-                SELECT $1::uuid, u.* FROM unnest($2::int[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::int[],
-                                                 $8::int[], $9::text[]) AS u
+                                      pre_roll_packets, entry, encoder_threads)
+                SELECT $1::uuid, u.i, u.s, u.e, u.f, u.fp, u.lp, u.p, u.en, nullif(u.t, 0)
+                FROM unnest($2::int[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[],
+                            $10::int[]) AS u(i, s, e, f, fp, lp, p, en, t)
                 ON CONFLICT (job_id, index) DO NOTHING
                 """, [jobID, column { String($0.index) }, column { String($0.startPTS) }, column { String($0.endPTS) },
                       column { String($0.frameCount) }, column { String($0.firstPacket) }, column { String($0.lastPacket) },
-                      column { String($0.preRollPackets) }, column { $0.entry.rawValue }])
+                      column { String($0.preRollPackets) }, column { $0.entry.rawValue },
+                      column { String($0.encoderThreads ?? 0) }])
             let frames = segments.reduce(0) { $0 + $1.frameCount }
             let moved = try db.query("""
                 UPDATE jobs SET segments_total = $2, frames_total = $3, frame_pixels = $4, outputs = $5, state = 'encoding'
@@ -235,13 +237,13 @@ public final class JobStore {
     /// The job's plan as recorded: every segment with its packet range.
     public func plannedSegments(_ jobID: String) throws(StoreError) -> [PlannedSegment] {
         try run("reading the plan", """
-            SELECT index, start_pts, end_pts, first_packet, last_packet, frame_count, pre_roll_packets, entry
+            SELECT index, start_pts, end_pts, first_packet, last_packet, frame_count, pre_roll_packets, entry, encoder_threads
             FROM segments WHERE job_id = $1::uuid ORDER BY index
             """, [jobID]).all.map {
             PlannedSegment(index: $0.int("index") ?? 0, startPTS: $0.int64("start_pts") ?? 0, endPTS: $0.int64("end_pts") ?? 0,
                            firstPacket: $0.int("first_packet") ?? 0, lastPacket: $0.int("last_packet") ?? 0,
                            frameCount: $0.int("frame_count") ?? 0, preRollPackets: $0.int("pre_roll_packets") ?? 0,
-                           entry: RandomAccess(rawValue: $0.string("entry")) ?? .idr)
+                           entry: RandomAccess(rawValue: $0.string("entry")) ?? .idr, encoderThreads: $0.int("encoder_threads"))
         }
     }
 

@@ -66,6 +66,8 @@ struct ProbeReport: Codable {
         var entry: String
         /// Whether the segment starts where a whole-file encode puts an IDR frame (null: no forecast).
         var atForecastKeyframe: Bool?
+        /// libx264 threads the plan gives the segment (a job's tail that would otherwise run alone); null: the worker's.
+        var encoderThreads: Int?
     }
 
     var input: String
@@ -142,7 +144,7 @@ struct ProbeReport: Codable {
         segments = cuts.segments.map {
             Segment(index: $0.index, startSeconds: seconds($0.startPTS), endSeconds: seconds($0.endPTS), frames: $0.frameCount,
                     packets: $0.packetCount, preRollPackets: $0.preRollPackets, entry: $0.entry.rawValue,
-                    atForecastKeyframe: forecast.map { [start = $0.startPTS] in $0.contains(start) })
+                    atForecastKeyframe: forecast.map { [start = $0.startPTS] in $0.contains(start) }, encoderThreads: $0.encoderThreads)
         }
     }
 
@@ -170,7 +172,8 @@ struct ProbeReport: Codable {
             + (forecastKeyframeSeconds == nil ? "" : ", \(segments.filter { $0.atForecastKeyframe == false }.count) cuts elsewhere"))
         for s in segments {
             lines.append(String(format: "  %4d  %9.3f - %9.3f s  %5d frames  %5d packets  pre-roll %4d  from %@",
-                                s.index, s.startSeconds, s.endSeconds, s.frames, s.packets, s.preRollPackets, s.entry))
+                                s.index, s.startSeconds, s.endSeconds, s.frames, s.packets, s.preRollPackets, s.entry)
+                + (s.encoderThreads.map { "  \($0) threads" } ?? ""))
         }
         if let packets {
             lines.append("packets (decode order): index pts dts duration key random-access size")

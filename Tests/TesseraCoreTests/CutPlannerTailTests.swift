@@ -1,8 +1,8 @@
 import Testing
 @testable import TesseraCore
 
-/// The tail of a plan at keyframes: the segment leased last is cut finer when the encoders would otherwise
-/// finish apart, and the extra IDR is within the budget.
+/// The tail of a plan at keyframes: the segment leased last takes the cores the other encoders would leave
+/// idle, as libx264 frame threads fixed in the plan, and no cut is added for it.
 @Suite struct CutPlannerTailTests {
     /// 20 s at 30 fps with keyframes every 250 frames, planned for two encoders.
     static func twentySeconds(costOfAnExtraCut: Double) throws -> (CutPlan, [PacketInfo]) {
@@ -14,27 +14,38 @@ import Testing
         return (planner.plan(options), packets)
     }
 
-    @Test func theLastSegmentIsSplitSoThatTheEncodersFinishTogether() throws {
-        let (plan, packets) = try Self.twentySeconds(costOfAnExtraCut: 0.001)
-        checkCoverage(plan, packets)
-        // 250 + 250 + 100 ran 350 frame-times on two encoders; the 100 in halves, 300 (the cut decodes 50 from 500).
-        #expect(plan.segments.map(\.frameCount) == [250, 250, 50, 50])
-        #expect(CutPlanner.makespan(plan.segments.map(\.frameCount), encoders: 2) == 300)
-        #expect((40...50).contains(plan.totalPreRollPackets), "the cut decodes the GOP from 500")
+    @Test func theLastSegmentTakesTheIdleEncodersThreadsNotACut() throws {
+        // However cheap an extra IDR looks, the tail is not cut: 250 + 250 + 100, the 100 on two threads.
+        for cost in [0.001, 0.01] {
+            let (plan, packets) = try Self.twentySeconds(costOfAnExtraCut: cost)
+            checkCoverage(plan, packets)
+            #expect(plan.segments.map(\.frameCount) == [250, 250, 100])
+            #expect(plan.segments.map(\.encoderThreads) == [nil, nil, 2])
+            #expect(plan.totalPreRollPackets == 0)
+        }
     }
 
-    @Test func noSplitWhenAnIDRCostsMoreThanTheBudget() throws {
-        let (plan, _) = try Self.twentySeconds(costOfAnExtraCut: 0.01)
-        #expect(plan.segments.map(\.frameCount) == [250, 250, 100])
-    }
-
-    @Test func noSplitWhenTheEncodersFinishTogetherAlready() throws {
+    @Test func noThreadsWhenTheEncodersFinishTogetherAlready() throws {
         let packets = streamWithKeyframes(at: [0, 250], frames: 500)
         let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
         var options = PlanOptions(segmentSeconds: nil, keyint: 250, minimumSegments: 4)
         options.encoders = 2
         options.costOfAnExtraCut = 0.001
-        #expect(planner.plan(options).segments.map(\.frameCount) == [250, 250])
+        let plan = planner.plan(options)
+        #expect(plan.segments.map(\.frameCount) == [250, 250])
+        #expect(plan.segments.allSatisfy { $0.encoderThreads == nil })
+    }
+
+    @Test func theTailTakesAsManyThreadsAsEncodersWouldIdle() throws {
+        let packets = streamWithKeyframes(at: [0, 250, 500, 750], frames: 850)
+        let planner = try CutPlanner(packets: packets, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        // Three encoders, 250 × 3 + 100: the 100 starts when all three are free, and takes them all.
+        #expect(planner.tailThreads([0, 250, 500, 750], encoders: 3).map { [$0.segment, $0.threads] } == [3, 3])
+        // Four: the 100 runs beside the others from the start; it is no tail.
+        #expect(planner.tailThreads([0, 250, 500, 750], encoders: 4) == nil)
+        // An encoder busy far past the tail's end: the tail gains nothing worth a thread.
+        #expect(planner.tailThreads([0, 750], encoders: 2) == nil)
+        #expect(planner.tailThreads([0, 250, 500], encoders: 1) == nil)
     }
 
     @Test func theLastSegmentFillsTheEncodersUpToACommonEnd() {

@@ -29,6 +29,24 @@ import Testing
         #expect(try SegmentTask(serialized: bytes) == task)
     }
 
+    /// A tail segment's threads reach its encode and its rungs, a worker's own count when larger; out of range refused.
+    @Test func aSegmentsPlannedThreadsRaiseTheWorkersOwn() throws {
+        var task = sampleTask()
+        task.header.segment.encoderThreads = 2
+        task.header.rungs = [.init(output: task.header.output, settings: task.header.settings)]
+        let sent = try SegmentTask(serialized: task.serialized())
+        #expect(sent.header.segment.encoderThreads == 2)
+        var one = sent, four = sent, plain = sampleTask()
+        one.setThreads(own: 1)
+        four.setThreads(own: 4)
+        plain.setThreads(own: 1)
+        #expect(one.header.settings.threads == 2 && one.header.rungs?.first?.settings.threads == 2)
+        #expect(four.header.settings.threads == 4 && four.header.rungs?.first?.settings.threads == 4)
+        #expect(plain.header.settings.threads == 1)
+        task.header.segment.encoderThreads = 0
+        #expect(throws: PayloadError.self) { try SegmentTask(serialized: task.serialized()) }
+    }
+
     @Test func resultRoundTripsExactly() throws {
         let result = EncodedSegment(jobID: "j", index: 2, timeBase: Rational(1, 12800), extradata: [1, 100, 0, 31],
                                     frameCount: 1, decodedFrames: 4, encodeSeconds: 0.25,

@@ -15,6 +15,7 @@ struct InMemoryStoreParityTests {
         #expect(transcript.contains("lease c1: w1 c#2 a0, w2 c#1 a0, w1 c#0 a0"))
         #expect(transcript.contains("complete twice: [0]"))
         #expect(transcript.contains("reap: returned a#0 a2, a#1 a2, c#0 a1, c#1 a2; failed a, c"))
+        #expect(transcript.contains("threads: c [nil, nil, nil], b [Optional(2)]"), "a plan's threads are kept with its segment")
     }
 
     /// `script`'s transcript on a fresh PostgreSQL database and on `InMemoryJobDatabase`, whose jobs
@@ -77,8 +78,12 @@ struct InMemoryStoreParityTests {
         out.append("changes: \(try changes())")
         out.append("plan c: \(try store.addSegments(c, plan([10, 20, 30]), framePixels: 100))")
         out.append("plan a: \(try store.addSegments(a, plan([10, 10]), framePixels: 100))")
-        out.append("plan b: \(try store.addSegments(b, plan([5]), framePixels: nil))")
+        // A segment given threads by its plan (a job's tail) keeps them.
+        var threaded = plan([5])
+        threaded[0].encoderThreads = 2
+        out.append("plan b: \(try store.addSegments(b, threaded, framePixels: nil))")
         out.append("plan a again: \(try store.addSegments(a, plan([10]), framePixels: nil))")
+        out.append("threads: c \(try store.plannedSegments(c).map(\.encoderThreads)), b \(try store.plannedSegments(b).map(\.encoderThreads))")
         do {
             try store.setState(a, to: .done)
             out.append("encoding to done: moved")

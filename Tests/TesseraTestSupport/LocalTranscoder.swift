@@ -134,8 +134,10 @@ package struct LocalTranscoder: Sendable {
         var groups: [DispatchGroup] = []
         for n in 0..<min(workers, total) {
             groups.append(startThread(name: "tessera-encoder-\(n)") {
-                while let task = queue.pop() {
+                while var task = queue.pop() {
                     do throws(TesseraError) {
+                        // As a worker with one thread of its own.
+                        task.setThreads(own: task.header.settings.threads)
                         let result = try SegmentEncoder.encode(task, cancelled: failed)
                         do {
                             let entry = try spool.append(result)

@@ -58,6 +58,14 @@ public struct SegmentTask: BlobPayload {
         self.packets = packets
     }
 
+    /// Sets every rung's encoder threads: the worker's `own` count, or the segment's where its plan gave it more
+    /// (a job's tail, `PlannedSegment.encoderThreads`), so that every encode of the segment takes the same.
+    public mutating func setThreads(own: Int) {
+        let threads = max(own, header.segment.encoderThreads ?? 1)
+        header.settings.threads = threads
+        header.rungs = header.rungs?.map { var rung = $0; rung.settings.threads = threads; return rung }
+    }
+
     /// A pass is the first or the second; a second pass has its statistics and a bitrate.
     static func isValid(_ pass: PassInput) -> Bool {
         (1...2).contains(pass.pass) && (pass.pass == 1 || (pass.stats != nil && (pass.bitrate ?? 0) > 0))
@@ -69,6 +77,7 @@ public struct SegmentTask: BlobPayload {
               header.timeBase.isValid, header.output.width > 0, header.output.height > 0 else {
             throw .badHeader("segment fields out of range")
         }
+        if let threads = s.encoderThreads, !(1...64).contains(threads) { throw .badHeader("encoder threads out of range") }
         if let runOut = header.runOut, runOut.packets < 1 || runOut.endPTS <= s.endPTS {
             throw .badHeader("run-out fields out of range")
         }
