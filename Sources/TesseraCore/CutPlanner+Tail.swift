@@ -18,6 +18,9 @@ extension CutPlanner {
     /// What each libx264 frame thread past the first adds to a segment's speed (1080p veryfast, 100 frames:
     /// 1.4 to 1.7 times with two).
     static let frameThreadGain = 0.6
+    /// At most this many: the plan does not know the cores of the host that runs the tail, and every encode of
+    /// the segment must take the same count (a host with fewer cores runs them in turn).
+    static let mostTailThreads = 4
 
     /// The segment of `cuts` leased last (the shortest, the later of equals) and the threads it takes: as many
     /// as the encoders that would share its frames to finish together (water-filling), when that shortens the
@@ -28,7 +31,7 @@ extension CutPlanner {
               let last = lengths.indices.min(by: { (lengths[$0], -$0) < (lengths[$1], -$1) }) else { return nil }
         let others = lengths.indices.filter { $0 != last }.map { lengths[$0] }
         let loads = Self.loads(others, encoders: encoders)
-        let threads = Self.fill(loads, with: lengths[last]).count
+        let threads = min(Self.mostTailThreads, Self.fill(loads, with: lengths[last]).count)
         guard threads > 1 else { return nil }
         let start = Double(loads.min() ?? 0), busiest = Double(loads.max() ?? 0), length = Double(lengths[last])
         let before = max(busiest, start + length)

@@ -43,6 +43,11 @@ import Testing
         #expect(planner.tailThreads([0, 250, 500, 750], encoders: 3).map { [$0.segment, $0.threads] } == [3, 3])
         // Four: the 100 runs beside the others from the start; it is no tail.
         #expect(planner.tailThreads([0, 250, 500, 750], encoders: 4) == nil)
+        // Eight encoders and 250 × 7 + 100: at most four threads, whatever the cluster.
+        let eight = streamWithKeyframes(at: (0..<8).map { $0 * 250 }, frames: 1850)
+        let wide = try CutPlanner(packets: eight, timeBase: Rational(1, 30), frameRate: Rational(30, 1))
+        #expect(wide.tailThreads((0..<8).map { $0 * 250 }, encoders: 8)?.threads == nil, "the 100 runs beside the others")
+        #expect(wide.tailThreads((0..<8).map { $0 * 250 }, encoders: 7).map { [$0.segment, $0.threads] } == [7, 4])
         // An encoder busy far past the tail's end: the tail gains nothing worth a thread.
         #expect(planner.tailThreads([0, 750], encoders: 2) == nil)
         #expect(planner.tailThreads([0, 250, 500], encoders: 1) == nil)
