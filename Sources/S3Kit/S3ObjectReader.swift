@@ -10,7 +10,8 @@ public final class S3ObjectReader: RandomAccessBytes {
     /// The longest skip read through rather than fetched anew: a request's wait moves about this much.
     public static let longestSkip = 1 << 20
 
-    public let location: S3Location
+    /// The object's name (`s3://bucket/key`), for messages.
+    public let name: String
     public let size: Int64
     public let etag: String
     private let fetch: (Range<Int64>) throws(S3Error) -> [UInt8]
@@ -29,18 +30,18 @@ public final class S3ObjectReader: RandomAccessBytes {
     public private(set) var fetchedBytes: Int64 = 0
 
     public init(client: S3Client, location: S3Location, object: S3ObjectInfo) {
-        self.location = location
+        name = location.description
         size = object.size
         etag = object.etag
         fetch = { [etag] range throws(S3Error) in try client.get(location, range: range, ifMatch: etag) }
     }
 
     /// The object behind a presigned GET `url`, read by `reader` (a worker's, holding no credentials).
-    public init(presigned url: String, reader: S3PresignedReader, location: S3Location, size: Int64, etag: String) {
-        self.location = location
+    public init(presigned url: String, reader: S3PresignedReader, object name: String, size: Int64, etag: String) {
+        self.name = name
         self.size = size
         self.etag = etag
-        fetch = { range throws(S3Error) in try reader.get(url, range: range, ifMatch: etag, object: location.description) }
+        fetch = { range throws(S3Error) in try reader.get(url, range: range, ifMatch: etag, object: name) }
     }
 
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {

@@ -25,8 +25,6 @@ final class ObjectPackets {
     /// Matroska or AVI: the header before each packet, read and checked with it; nil: packets are whole at their
     /// positions (or, with `transport`, demuxed).
     let header: (any PacketHeader)?
-    /// From the demuxer's position of a packet to its data (a Matroska packet's position is its block header's).
-    let dataOffset: Int64
     /// MPEG-TS or MXF: the object's size, the video stream's id and every packet's position, for each task's stretch.
     let transport: (size: Int64, stream: Int, positions: [Int64])?
 
@@ -36,11 +34,10 @@ final class ObjectPackets {
               probe.packets.allSatisfy({ $0.position != nil }), let client = try? InputSource.client(for: plan.inputPath) else { return nil }
         let etag = plan.inputIdentity?.etag ?? object.etag
         let header: (any PacketHeader)?
-        var dataOffset: Int64 = 0
         if StretchDemux.formats.contains(probe.formatName) {
             let positions = probe.packets.compactMap(\.position)
             guard let stream = input.streams.first(where: { $0.index == probe.video.index }),
-                  let demuxed = Self.firstPacketsDemuxed(probe, location, object, etag, client, stream: stream.containerID) else { return nil }
+                  let demuxed = Self.firstPacketsDemuxed(probe, positions, location, object, etag, client, stream: stream.containerID) else { return nil }
             var index = 0
             guard DirectPackets.agreesWithDemuxer(probe, input, packet, read: { _, _ in
                 defer { index += 1 }
@@ -54,7 +51,6 @@ final class ObjectPackets {
                   let bytes = try? client.get(location, range: first..<(first + 12), ifMatch: etag),
                   let block = MatroskaBlockHeader(bytes) else { return nil }
             header = block
-            dataOffset = Int64(block.length)
             transport = nil
         } else if probe.formatName == "avi" {
             // The first chunk's header names the video stream.
@@ -68,7 +64,7 @@ final class ObjectPackets {
             transport = nil
         }
         // Read as a worker reads: the header before each packet's data too, checked.
-        let before = Int64(header?.bytesBefore ?? 0)
+        let before = Int64(header?.bytesBefore ?? 0), dataOffset = Int64(header?.dataOffset ?? 0)
         guard transport != nil || DirectPackets.agreesWithDemuxer(probe, input, packet, read: { position, size in
             let data = position + dataOffset
             guard data >= before, let bytes = try? client.get(location, range: (data - before)..<(data + Int64(size)), ifMatch: etag) else { return nil }
@@ -80,20 +76,21 @@ final class ObjectPackets {
         self.client = client
         self.urlSeconds = urlSeconds
         self.header = header
-        self.dataOffset = dataOffset
     }
+
+    /// From the demuxer's position of a packet to its data (`PacketHeader.dataOffset`).
+    var dataOffset: Int64 { Int64(header?.dataOffset ?? 0) }
 
     /// The `SourceRanges` version a worker must read for this input's tasks.
     var versionNeeded: Int { header == nil && transport == nil ? 1 : 2 }
 
     /// The file's first packets demuxed as a worker demuxes a task's (`StretchDemux`), reading the object here.
-    static func firstPacketsDemuxed(_ probe: ProbeResult, _ location: S3Location, _ object: S3ObjectInfo, _ etag: String,
-                                    _ client: S3Client, stream: Int) -> [[UInt8]]? {
+    static func firstPacketsDemuxed(_ probe: ProbeResult, _ positions: [Int64], _ location: S3Location, _ object: S3ObjectInfo,
+                                    _ etag: String, _ client: S3Client, stream: Int) -> [[UInt8]]? {
         let count = min(DirectPackets.checkedPackets, probe.packets.count)
         guard count > 0 else { return nil }
         var pinned = object
         pinned.etag = etag
-        let positions = probe.packets.compactMap(\.position)
         let stretch = DemuxedStretch.covering(0, count - 1, positions: positions, objectSize: object.size, stream: stream)
         let reader = S3ObjectReader(client: client, location: location, object: pinned)
         reader.fetchedWhole = stretch.bytes
@@ -147,8 +144,7 @@ extension SegmentTask {
     /// The packets demuxed from `stretch` of the object (`StretchDemux`); nil when they are not as probed or the
     /// demuxer fails on bytes that were read; a failed read throws its `S3Error` (a demuxer may pass over it).
     func demuxing(_ stretch: DemuxedStretch, of source: SourceRanges, reader: S3PresignedReader) throws(S3Error) -> [[UInt8]]? {
-        let location = S3Location(url: source.object) ?? S3Location(bucket: "", key: "")
-        let bytes = S3ObjectReader(presigned: source.url, reader: reader, location: location, size: stretch.objectSize, etag: source.etag)
+        let bytes = S3ObjectReader(presigned: source.url, reader: reader, object: source.object, size: stretch.objectSize, etag: source.etag)
         bytes.fetchedWhole = stretch.bytes
         let expected = packets.enumerated().map { StretchDemux.Expected(pts: $1.pts, size: source.sizes[$0], key: $1.isKey) }
         let packets = try? StretchDemux.packets(from: bytes, name: source.object, stretch: stretch, expected: expected)

@@ -6,6 +6,7 @@ public struct AVIChunkHeader: PacketHeader {
     public var stream: String
 
     public var bytesBefore: Int { 8 }
+    public var dataOffset: Int { 0 }
 
     public init(stream: String) {
         self.stream = stream
@@ -31,6 +32,8 @@ public struct AVIChunkHeader: PacketHeader {
 public protocol PacketHeader: Codable, Hashable, Sendable {
     /// Bytes read before each packet's data.
     var bytesBefore: Int { get }
+    /// From where the demuxer puts a packet to its data: the part of the header it counts as the packet's.
+    var dataOffset: Int { get }
     /// The packet in `bytes` (`bytesBefore` bytes, then `size`); nil when the header before it is not one that
     /// holds exactly this packet.
     func frame(in bytes: ArraySlice<UInt8>, size: Int) -> ArraySlice<UInt8>?

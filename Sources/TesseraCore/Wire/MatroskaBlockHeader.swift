@@ -12,6 +12,8 @@ public struct MatroskaBlockHeader: PacketHeader {
     public static let elementBytes = 9
 
     public var bytesBefore: Int { Self.elementBytes + length }
+    /// The demuxer puts a block's packet at its header's first byte.
+    public var dataOffset: Int { length }
 
     public init(track: UInt64, length: Int) {
         self.track = track
