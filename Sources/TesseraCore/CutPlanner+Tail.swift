@@ -27,8 +27,7 @@ extension CutPlanner {
     /// busiest encoder's work by a twentieth; nil when it does not.
     func tailThreads(_ cuts: [Int], encoders: Int) -> (segment: Int, threads: Int)? {
         let lengths = lengths(of: cuts)
-        guard encoders > 1, lengths.count > 0,
-              let last = lengths.indices.min(by: { (lengths[$0], -$0) < (lengths[$1], -$1) }) else { return nil }
+        guard encoders > 1, let last = lengths.indices.min(by: { (lengths[$0], -$0) < (lengths[$1], -$1) }) else { return nil }
         let others = lengths.indices.filter { $0 != last }.map { lengths[$0] }
         let loads = Self.loads(others, encoders: encoders)
         let threads = min(Self.mostTailThreads, Self.fill(loads, with: lengths[last]).count)
