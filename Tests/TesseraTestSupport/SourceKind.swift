@@ -5,6 +5,11 @@ import TesseraEngine
 /// The inputs the engine must cut frame-exactly, each made by ffmpeg.
 package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case closedGOPWithBFrames
+    /// `ffmpeg -t 4 -c copy` of the B-frame file: the copy stops in decode order, so the P-frame after the last
+    /// keyframe stays and the B-frames shown before it go, leaving a gap before the last picture.
+    case trimmedByStreamCopy
+    /// `ffmpeg -ss 1.3 -t 3 -c copy` of it: an edit list hides the frames before 1.3 s as well.
+    case startTrimmedByStreamCopy
     case openGOP
     case hevc
     case mpegTSWithStartOffset
@@ -23,6 +28,10 @@ package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Send
         switch self {
         case .closedGOPWithBFrames:
             return try Fixtures.media("closed.mp4", l + ["-t", "6", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3", "-c:a", "aac"])
+        case .trimmedByStreamCopy:
+            return try Fixtures.media("trimmed.mp4", ["-i", try SourceKind.closedGOPWithBFrames.make(), "-t", "4", "-c", "copy"])
+        case .startTrimmedByStreamCopy:
+            return try Fixtures.media("start-trimmed.mp4", ["-ss", "1.3", "-i", try SourceKind.closedGOPWithBFrames.make(), "-t", "3", "-c", "copy"])
         case .openGOP:
             return try Fixtures.media("open.mp4", l + ["-t", "6", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3",
                                                       "-x264-params", "open-gop=1:b-pyramid=normal", "-c:a", "aac"])
