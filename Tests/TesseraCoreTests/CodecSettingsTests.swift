@@ -28,6 +28,9 @@ struct CodecSettingsTests {
         #expect(VideoCodec.hevc.defaultKeyint(framesPerSecond: 30) == nil && VideoCodec.h264.defaultKeyint(framesPerSecond: 30) == nil)
         #expect(av1.settings.codec == .av1 && av1.settings.preset == "10" && av1.settings.crf == 35 && av1.settings.effectiveBFrames == 0)
         #expect(av1.settings.leadInFrames == 0 && av1.settings.lookaheadFrames == 0, "no lead-in or run-out without forced key frames")
+        // x265 converges after 10 flat frames at every preset with CU-tree, where a flat frame costs it a good share of a real one.
+        #expect(try ["veryfast", "medium", "slow"].map { p in try resolved { $0.codec = "hevc"; $0.preset = p }.settings.leadInFrames } == [10, 10, 10])
+        #expect(try resolved { $0.codec = "hevc"; $0.preset = "superfast" }.settings.leadInFrames == 0, "no CU-tree, no lead-in")
         #expect(try resolved { $0.codec = "hevc"; $0.profile = "main10" }.settings.tenBit)
         #expect(try resolved { $0.codec = "hevc"; $0.bitrate = "1M" }.settings.passes == 2, "x265's --bitrate runs two passes, as x264's")
         #expect(try resolved { $0.codec = "av1"; $0.bitrate = "1M" }.settings.passes == 1, "SVT-AV1's --bitrate is one pass per segment")
