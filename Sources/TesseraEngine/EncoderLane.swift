@@ -79,6 +79,7 @@ final class EncoderLane {
         flushing = true
         _ = try encoder.send(nil)
         try drain()
+        out = DecodeTimestamps.ordered(out)
     }
 
     /// Shows the held frame at every tick before the source instant `until`.

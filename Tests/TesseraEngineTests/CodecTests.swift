@@ -149,3 +149,20 @@ import TesseraTestSupport
         }
     }
 }
+
+/// Inputs of one and two frames: an encoder that has a frame to give back only once flushed.
+@Suite(.serialized) struct TinyInputCodecTests {
+    @Test(arguments: [1, 2], [VideoCodec.h264, .hevc, .av1])
+    func aClipOfOneOrTwoFramesTranscodes(_ frames: Int, _ codec: VideoCodec) throws {
+        let source = try Fixtures.media("tiny-\(frames).mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "\(frames)",
+                                                              "-c:v", "libx264", "-preset", "veryfast"])
+        let output = Fixtures.output("tiny-\(frames)-\(codec.rawValue).mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        var options = CodecTests.options(codec, preset: codec == .av1 ? nil : "medium")
+        if codec == .h264 { options.settings.codec = .h264 }
+        _ = try LocalTranscoder().transcode(input: source, output: output, options: options)
+        let facts = try OutputFacts.read(output)
+        #expect(facts.countedFrames == frames)
+        #expect(facts.decodeErrors.isEmpty, "ffmpeg -v error printed: \(facts.decodeErrors)")
+    }
+}
