@@ -129,8 +129,9 @@ extension Coordinator {
             record()
             destination.discard()
             if error.kind == .stitch, let k = error.segment, (try? store.job(id).state) == .stitching {
-                // Encode that segment again rather than fail the job.
-                try store.redo(id, k, reason: error.problem)
+                // Encode that segment again rather than fail the job; as an attempt, so that a segment whose every
+                // encode the stitch refuses fails its job after the attempts a lost lease is given.
+                try store.redo(id, k, reason: error.problem, countingAttempt: true)
                 try store.setState(id, to: .encoding)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [k])) }
             } else if error.kind != .input, let path = destination.faultPath,

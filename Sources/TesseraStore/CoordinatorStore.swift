@@ -59,7 +59,7 @@ public protocol CoordinatorStore: AnyObject {
 
     func plannedSegments(_ jobID: String) throws(StoreError) -> [PlannedSegment]
     func segments(_ jobID: String) throws(StoreError) -> [SegmentRecord]
-    func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError)
+    func redo(_ jobID: String, _ index: Int, reason: String, countingAttempt: Bool) throws(StoreError)
     func lease(slots: [String], seconds: Double, jobs: [String]?, attemptLimit: Int,
                coordinator: String?) throws(StoreError) -> [(worker: String, lease: Lease)]
     func lease(slots: [String], seconds: Double, ranked: [String], attemptLimit: Int,
@@ -100,6 +100,11 @@ public protocol CoordinatorStore: AnyObject {
 /// The defaults `JobStore` gives these arguments (a protocol requirement has none).
 extension CoordinatorStore {
     public func setState(_ id: String, to state: JobState) throws(StoreError) { try setState(id, to: state, error: nil) }
+
+    /// A segment recorded done is encoded again, without counting an attempt.
+    public func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError) {
+        try redo(jobID, index, reason: reason, countingAttempt: false)
+    }
 
     @discardableResult
     public func release(_ jobID: String, _ index: Int, worker: String, error: String?) throws(StoreError) -> Bool {

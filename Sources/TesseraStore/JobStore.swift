@@ -282,11 +282,12 @@ public final class JobStore {
     }
 
     /// A done segment whose spooled result is missing or damaged goes back to pending.
-    public func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError) {
+    public func redo(_ jobID: String, _ index: Int, reason: String, countingAttempt: Bool) throws(StoreError) {
         _ = try run("re-queuing the segment", """
-            UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL, last_error = $3
+            UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL, last_error = $3,
+                attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END
             WHERE job_id = $1::uuid AND index = $2 AND state = 'done'
-            """, [jobID, String(index), reason])
+            """, [jobID, String(index), reason, countingAttempt ? "true" : "false"])
     }
 
     public func segments(_ jobID: String) throws(StoreError) -> [SegmentRecord] {

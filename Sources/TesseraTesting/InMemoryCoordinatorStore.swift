@@ -209,12 +209,13 @@ public final class InMemoryCoordinatorStore: CoordinatorStore {
         try transaction { t in (t.segments[jobID] ?? [:]).sorted { $0.key < $1.key }.map { t.record(jobID, $0.value) } }
     }
 
-    public func redo(_ jobID: String, _ index: Int, reason: String) throws(StoreError) {
+    public func redo(_ jobID: String, _ index: Int, reason: String, countingAttempt: Bool) throws(StoreError) {
         try transaction { t throws(StoreError) in
             guard t.segments[jobID]?[index]?.state == .done else { return }
             try t.move(jobID, index, to: .pending) {
                 $0.forgetResult()
                 $0.lastError = reason
+                if countingAttempt { $0.attempts += 1 }
             }
         }
     }

@@ -131,6 +131,7 @@ struct InMemoryStoreParityTests {
         out.append("segments a: \(try segments(a))")
         try store.redo(c, longest.index, reason: "spooled result missing")
         out.append("after redo: \(try job(c)); \(try segments(c))")
+        // A result the stitch refused is encoded again as an attempt.
         out.append("changes: \(try changes())")
 
         // Progress, stalls, pins.
@@ -158,6 +159,12 @@ struct InMemoryStoreParityTests {
         } catch {
             out.append("second pass again: refused")
         }
+        // A result the stitch refused is encoded again as an attempt.
+        let again = try store.lease(slots: ["w4"], seconds: 60, jobs: [b], attemptLimit: 3, coordinator: "c2")
+        _ = try store.complete(again.map { JobStore.Completion(jobID: b, index: $0.lease.index, worker: "w4", token: $0.lease.token, result: result) })
+        let done = try store.segments(b).filter { $0.state == .done }
+        for segment in done { try store.redo(b, segment.index, reason: "the stitch refused it", countingAttempt: true) }
+        out.append("after counted redo of \(done.count): \(try segments(b))")
 
         // Workers' keys; coordinators' adoption of a silent one's jobs.
         out.append("keys: \(try store.heartbeat(worker: "w1", host: "h", capabilities: [:], key: "k1")) "
