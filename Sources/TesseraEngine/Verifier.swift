@@ -102,10 +102,12 @@ public enum Verifier {
             throw fail("read error (\(error.message))")
         }
         guard frames == expected.frameCount else { throw fail("has \(frames) video frames, the plan has \(expected.frameCount)") }
-        try checkSegmentStarts(shown, expected, path)
+        // The pictures in display order, for both checks below.
+        let order = shown.sorted { $0.pts < $1.pts }
+        try checkSegmentStarts(order, expected, path)
         // The stream's duration (its sample table's sum), or the pictures' span where that sum ends before the last
         // picture shown, whichever is nearer (see `picturesSpan`); packets may not carry durations.
-        let measured = [video.duration, picturesSpan(shown.map(\.pts))].compactMap { $0.map { video.timeBase.seconds($0) } }
+        let measured = [video.duration, picturesSpan(order.map(\.pts))].compactMap { $0.map { video.timeBase.seconds($0) } }
         let videoDuration = measured.min { abs($0 - expected.videoDurationSeconds) < abs($1 - expected.videoDurationSeconds) }
             ?? video.timeBase.seconds(maxEnd - minPTS)
         guard abs(videoDuration - expected.videoDurationSeconds) <= max(0.002, expected.frameSeconds * 0.5) else {
@@ -132,8 +134,8 @@ public enum Verifier {
     }
 
     /// Every segment starts on a picture a decoder can start from: an IDR, or an AV1 key frame with its sequence header.
-    static func checkSegmentStarts(_ shown: [(pts: Int64, decoderStart: Bool)], _ expected: Expectation, _ path: String) throws(TesseraError) {
-        let order = shown.sorted { $0.pts < $1.pts }
+    /// `order`: the pictures in display order.
+    static func checkSegmentStarts(_ order: [(pts: Int64, decoderStart: Bool)], _ expected: Expectation, _ path: String) throws(TesseraError) {
         for (k, frame) in expected.segmentStarts.enumerated() where frame < order.count && !order[frame].decoderStart {
             let what = expected.codec == .av1 ? "a key frame with a sequence header" : "an IDR"
             throw TesseraError(.verification, path, "segment \(k) starts on frame \(frame), which is not \(what)")
@@ -144,8 +146,8 @@ public enum Verifier {
     /// one's duration. A copy trimmed at a keyframe keeps the P-frame after it and drops the B-frames shown before
     /// it: the last picture then lies past the decode span and the sample table's sum stops short of it, though the
     /// edit list shows it.
-    static func picturesSpan(_ pts: [Int64]) -> Int64? {
-        let sorted = pts.sorted()
+    /// `sorted`: the pictures' pts in display order.
+    static func picturesSpan(_ sorted: [Int64]) -> Int64? {
         guard sorted.count >= 2 else { return nil }
         let steps = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.sorted()
         return sorted[sorted.count - 1] - sorted[0] + steps[steps.count / 2]

@@ -281,7 +281,8 @@ public final class JobStore {
             """, [state.rawValue, coordinator]).all.map { $0.string("id") }
     }
 
-    /// A done segment whose spooled result is missing or damaged goes back to pending.
+    /// A done segment whose spooled result is missing or damaged goes back to pending; `countingAttempt` when its
+    /// encode was at fault (the stitch refused it), so that the attempt limit ends a segment refused every time.
     public func redo(_ jobID: String, _ index: Int, reason: String, countingAttempt: Bool) throws(StoreError) {
         _ = try run("re-queuing the segment", """
             UPDATE segments SET state = 'pending', result_path = NULL, result_offset = 0, checksum = NULL, size_bytes = NULL, last_error = $3,
