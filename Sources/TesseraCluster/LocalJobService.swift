@@ -223,7 +223,8 @@ struct LocalJobService: Service {
         }
         options.onlyJob = id
         options.planningWorkers = request.workers
-        options.heartbeatInterval = 0.5
+        options.heartbeatInterval = LocalWorkerPool.heartbeatInterval
+        options.liveness = LocalWorkerPool.liveness
         options.benchmark = request.benchBytesPerFrame != nil
         options.ioThreads = request.ioThreads
         let coordinator = Coordinator(options: options, logger: logger)

@@ -32,6 +32,12 @@ public struct LocalWorkerPool: Service {
     /// behind libx264 (the encodes lose nothing when nothing else wants a core).
     public static let encodeNiceness = 5
 
+    /// Local workers and their coordinator hear from each other every half second, and take each other for
+    /// gone after 10 silent intervals. A worker that dies is seen sooner (the pool starts it again and it
+    /// rejoins, handing back what it no longer holds), so silence only has to catch a hung one; on a busy
+    /// machine a process can wait seconds for a core, and a false silence costs the segment an attempt.
+    public static let heartbeatInterval = 0.5, liveness = 10
+
     public let options: Options
     let endpoint = Handoff<(String, [String])>()
     let control = Control()
@@ -67,7 +73,8 @@ public struct LocalWorkerPool: Service {
         let parent = ProcessInfo.processInfo.processIdentifier
         func start(_ n: Int) -> ChildProcess? {
             let arguments = ["worker", "--connect", endpoint, "--id", "local-\(parent)-\(n)", "--threads", String(options.threads),
-                             "--heartbeat", "0.5", "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
+                             "--heartbeat", String(Self.heartbeatInterval),
+                             "--liveness", String(Self.liveness), "--nice", String(Self.encodeNiceness), "--parent-process", String(parent)]
                 + (options.benchBytesPerFrame.map { ["--bench-skip-encode", String($0), "--slots", String(options.benchSlots)] } ?? []) + arguments
             return WorkerPrefork.take(handing: arguments) ?? (try? ChildProcess(options.binary, arguments))
         }

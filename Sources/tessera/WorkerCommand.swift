@@ -17,6 +17,8 @@ struct Worker: AsyncParsableCommand {
     @Option(help: "Segments encoded at once.") var slots: Int = 1
     @Option(help: "This worker's id (default: host-pid).") var id: String?
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
+    /// Heartbeats without a word from the coordinator before it is taken for gone (local workers wait longer).
+    @Option(help: .hidden) var liveness: Int = 3
     @Option(help: "Scheduling niceness of the encodes, 0-19 (a coordinator or job store on the same machine then never waits for a core).")
     var nice: Int32 = 0
     @OptionGroup var security: WorkerKeyOptions
@@ -36,6 +38,7 @@ struct Worker: AsyncParsableCommand {
         guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
         guard threads >= 1, slots >= 1 else { throw ValidationError("--threads and --slots must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
+        guard liveness >= 1 else { throw ValidationError("--liveness must be at least 1") }
         guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19") }
     }
 
@@ -48,6 +51,7 @@ struct Worker: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .info
         var options = ClusterWorker.Options(endpoint: connect[0], workerID: id ?? ClusterWorker.defaultID(), slots: slots,
                                             threads: threads, heartbeatInterval: heartbeat, parentProcess: parentProcess)
+        options.liveness = liveness
         options.security = keys
         options.endpoints = connect
         options.benchBytesPerFrame = benchBytesPerFrame
