@@ -50,6 +50,8 @@ public struct ClusterWorker: Service {
         /// Tests only: this worker's first N reads of a task's source bytes expect a first packet one byte longer
         /// than probed, as if the probe were wrong (`WorkerFault.misprobed`).
         public var misprobeSources: Int?
+        /// Tests only: this worker encodes every task without its pass (`WorkerFault.passIgnored`).
+        public var ignorePasses = false
 
         public init(endpoint: String, workerID: String = ClusterWorker.defaultID(), slots: Int = 1, threads: Int = 1,
                     heartbeatInterval: Double = 1, liveness: Int = 3, maximumMessageSize: Int64 = 1 << 30) {

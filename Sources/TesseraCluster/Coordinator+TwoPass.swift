@@ -24,17 +24,19 @@ extension Coordinator {
         var outputs = [[FirstPassOutput]](repeating: [], count: rungs)
         var stats = [[FirstPassStats]](repeating: [], count: rungs)
         for segment in plan.cuts.segments {
-            let found: [FirstPassOutput]
+            let result: EncodedSegment
             do throws(TesseraError) {
-                let result = try ResultSpool.load(records[segment.index]?.spooled, segment: segment.index)
-                let firsts = result.header.rungs?.compactMap(\.firstPass) ?? [result.header.firstPass].compactMap { $0 }
-                guard result.header.firstPass != nil, firsts.count == rungs else {
-                    throw TesseraError(.segment, segment: segment.index, "its first pass returned no statistics")
-                }
-                found = firsts
+                result = try ResultSpool.load(records[segment.index]?.spooled, segment: segment.index)
             } catch {
                 // A damaged or missing first pass is encoded again, as a damaged result is.
                 try store.redo(id, segment.index, reason: error.problem)
+                events.withValue { $0.append(.ready(id, plan, outstanding: [segment.index])) }
+                return
+            }
+            let found = result.header.rungs?.compactMap(\.firstPass) ?? [result.header.firstPass].compactMap { $0 }
+            guard result.header.firstPass != nil, found.count == rungs else {
+                // The encode's fault: again as an attempt, so that one that never returns statistics fails its job.
+                try store.redo(id, segment.index, reason: "its first pass returned no statistics", countingAttempt: true)
                 events.withValue { $0.append(.ready(id, plan, outstanding: [segment.index])) }
                 return
             }

@@ -32,4 +32,16 @@ enum WorkerFault {
         misprobed.header.source = source
         return misprobed
     }
+
+    /// The task without its pass: a two-pass job's first pass encoded as one pass, as a worker that does not know
+    /// passes would, returning packets and no statistics.
+    static func passIgnored(_ task: SegmentTask) -> SegmentTask {
+        var ignored = task
+        ignored.header.pass = nil
+        if var rungs = ignored.header.rungs {
+            for r in rungs.indices { rungs[r].pass = nil }
+            ignored.header.rungs = rungs
+        }
+        return ignored
+    }
 }

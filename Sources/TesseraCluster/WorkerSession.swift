@@ -238,6 +238,7 @@ final class WorkerSession {
         let niceness = options.encodeNiceness
         let corruptResult = options.corruptResult, resultsMade = self.resultsMade
         let tamperSourceURLs = options.tamperSourceURLs, misprobeSources = options.misprobeSources, sourcesRead = self.sourcesRead
+        let ignorePasses = options.ignorePasses
         startThread(name: "tessera-encode-\(ref.index)") {
             // Linux sets niceness per thread; libx264's own threads inherit it from this one.
             if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
@@ -262,6 +263,7 @@ final class WorkerSession {
                     code = nil
                 }
                 task.setThreads(own: threads)
+                if ignorePasses { task = WorkerFault.passIgnored(task) }
                 let encoded = try benchBytesPerFrame.map { bytes throws(TesseraError) in try BenchResult.make(for: task, bytesPerFrame: bytes) }
                     ?? SegmentEncoder.encode(task, cancelled: { flag.isCancelled }) { frames in
                         // Twice a second at most: the coordinator shows frames, speed and time left from it.

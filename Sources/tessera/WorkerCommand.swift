@@ -33,6 +33,8 @@ struct Worker: AsyncParsableCommand {
     @Option(name: .customLong("fault-tamper-source-urls"), help: .hidden) var tamperSourceURLs: Int?
     /// Tests only: this worker's first N source reads expect other packets than probed (`WorkerFault.misprobed`).
     @Option(name: .customLong("fault-misprobe-sources"), help: .hidden) var misprobeSources: Int?
+    /// Tests only: encode every task without its pass (`WorkerFault.passIgnored`).
+    @Flag(name: .customLong("fault-ignore-passes"), help: .hidden) var ignorePasses = false
 
     func validate() throws {
         guard !connect.isEmpty else { throw ValidationError("give the coordinator with --connect tcp://HOST:5555 (repeat it for several)") }
@@ -58,6 +60,7 @@ struct Worker: AsyncParsableCommand {
         options.corruptResult = corruptResult
         options.tamperSourceURLs = tamperSourceURLs
         options.misprobeSources = misprobeSources
+        options.ignorePasses = ignorePasses
         options.encodeNiceness = nice
         if benchBytesPerFrame != nil { logger.warning("benchmark mode: segments are not encoded, results are no video") }
         // /readyz answers 503 from the moment SIGTERM arrives, while the worker hands its work back.

@@ -138,4 +138,23 @@ import TesseraTestSupport
         let next = try cluster.submit(source, cluster.directory.appendingPathComponent("after.mp4").path, ["--crf", "30"])
         #expect(try cluster.wait(next).state == .done, "the worker took no job after the cancels")
     }
+
+    /// A worker that encodes a two-pass job's first pass as one pass (packets, no statistics): the segment is
+    /// encoded again as an attempt each time, and the job fails after its attempts with that reason, leaving
+    /// nothing at its output path, instead of encoding the segment forever.
+    @Test func aFirstPassWithoutStatisticsFailsAfterItsAttempts() throws {
+        let cluster = try Cluster()
+        defer { cluster.shutdown() }
+        try cluster.startCoordinator()
+        try cluster.startWorker("passless", ["--fault-ignore-passes"])
+        let output = cluster.directory.appendingPathComponent("out.mp4").path
+        let job = try cluster.submit(try Fixtures.cleanThenNoisy(), output, ["--bitrate", "500k", "--preset", "ultrafast"])
+        let record = try cluster.wait(job)
+        #expect(record.state == .failed)
+        #expect(record.error?.contains("attempts: its first pass returned no statistics") == true, "\(record.error ?? "")")
+        let store = try cluster.openStore()
+        defer { store.close() }
+        #expect(try store.segments(job).contains { $0.attempts >= 3 })
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
 }
