@@ -7,7 +7,7 @@ import TesseraCore
 /// Memory stays bounded by one segment, in any order, whatever the input's length.
 public final class SegmentReader {
     let plan: JobPlan
-    let input: MediaInput
+    private(set) var input: MediaInput
     let packet = Packet()
     /// Probe entries by (pts, dts, size), to recognise a packet after a seek.
     let lookup: [Key: [Int]]
@@ -116,6 +116,13 @@ public final class SegmentReader {
             if let result = try attempt() { return result }
         } catch let error as TesseraError {
             throw error
+        } catch {}
+        // A demuxer that finds nothing after any seek (image2's pictures): the input opened again, read from its start.
+        do {
+            input = try plan.reopenInput(headerOnly: true)
+            if let result = try attempt() { return result }
+        } catch let error as TesseraError {
+            throw error
         } catch {
             throw .input(plan.inputPath, "read error (\(error))")
         }
@@ -146,6 +153,8 @@ public final class SegmentReader {
             if i >= segment.firstPacket { try body(packet) }
             if i == last { return true }
         }
+        // Nothing of the segment after the seek (an image demuxer seeks past its only picture): looked for elsewhere.
+        if index == nil { return false }
         throw TesseraError.input(plan.inputPath, "ended before segment \(segment.index)'s last packet (file changed?)")
     }
 }

@@ -98,6 +98,18 @@ import TesseraTestSupport
         #expect(try OutputFacts.read(output).countedFrames == 50)
     }
 
+    /// A still picture given as the input becomes a one-frame video, as ffmpeg makes it.
+    @Test func aStillPictureBecomesAOneFrameVideo() throws {
+        let box = try Sandbox("still")
+        defer { box.close() }
+        let still = box.path("photo.jpg"), output = box.path("photo.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "1", still])
+        let made = try box.tessera(["transcode", still, "-o", output, "--preset", "ultrafast"])
+        #expect(made.status == 0, "stderr: \(made.stderr)")
+        let facts = try OutputFacts.read(output)
+        #expect(facts.countedFrames == 1 && facts.decodeErrors.isEmpty, "\(facts.decodeErrors)")
+    }
+
     /// Without INPUT on a store never used: the sample clip's generation and the store's start are
     /// reported on their own lines and left out of the result line's time; the next run starts neither.
     @Test func firstRunTimesTheTranscodeAlone() throws {

@@ -80,6 +80,20 @@ import TesseraTestSupport
         #expect(reader.readsFromStart == 0, "seeking lands before each segment")
     }
 
+    /// A still picture (a JPEG, which FFmpeg's image2 demuxer finds nothing in after any seek) is read from the
+    /// input opened again: its one packet, as the sequential reader gives it.
+    @Test func aStillPictureIsReadFromAFreshOpen() throws {
+        let still = try Fixtures.media("still.jpg", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "1"])
+        let plan = try JobPlanner.plan(try MediaProbe.probe(still), options: quickOptions())
+        #expect(plan.cuts.segments.count == 1)
+        var sequential: [SegmentTask] = []
+        try SegmentSource(plan: plan).forEachTask { sequential.append($0) }
+        let reader = try SegmentReader(plan: plan)
+        let task = try reader.task(for: plan.cuts.segments[0])
+        #expect(task.packets.count == 1 && [task] == sequential)
+        #expect(try reader.payload(for: plan.cuts.segments[0]) == task.serialized())
+    }
+
     /// Opened again to read packets, a file whose header names every stream the probe found is taken as
     /// it is (no frames decoded to learn the streams again): the streams are the same either way.
     @Test(arguments: SourceKind.allCases)
