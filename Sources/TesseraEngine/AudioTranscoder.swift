@@ -137,9 +137,12 @@ public enum AudioTranscoder {
                             gaps += 1
                         }
                     }
+                    // A frame without a pts (a decoder's last, flushed one: WMA's) follows the one before it.
+                    let length = Double(decoded.sampleCount) / Double(max(1, decoded.sampleRate))
                     if let pts {
-                        let end = stream.timeBase.seconds(pts) + Double(decoded.sampleCount) / Double(max(1, decoded.sampleRate))
-                        timelineEnd = max(timelineEnd, end)
+                        timelineEnd = max(timelineEnd, stream.timeBase.seconds(pts) + length)
+                    } else if timelineEnd > 0 {
+                        timelineEnd += length
                     }
                     decodedSamples += decoded.sampleCount
                     try resampler.push(decoded)

@@ -27,6 +27,20 @@ import TesseraTestSupport
         #expect(abs(audioDuration - original.duration) <= 0.05, "output \(audioDuration) s, source \(original.duration) s")
     }
 
+    /// WMA in ASF (Windows Media): its decoder's last, flushed frame carries no pts, and the source's audio
+    /// timeline still ends after it, so the verifier takes the output's full length for the source's.
+    @Test func aLastDecodedFrameWithoutTimestampKeepsTheLength() throws {
+        let source = try Fixtures.media("windows.wmv", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:d=3", "-f", "lavfi",
+                                                       "-i", "sine=f=440:d=3", "-c:v", "wmv2", "-c:a", "wmav2"])
+        let output = Fixtures.output("wmv.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try LocalTranscoder().transcode(input: source, output: output, options: quickOptions())
+        let facts = try OutputFacts.read(output)
+        #expect(facts.countedFrames == 75 && facts.codecs == ["h264", "aac"])
+        let audioDuration = try #require(facts.audioDuration)
+        #expect(abs(audioDuration - 3) <= 0.05, "output \(audioDuration) s of a 3 s tone")
+    }
+
     @Test func audioNoneGivesVideoOnly() throws {
         let source = try SourceKind.closedGOPWithBFrames.make()
         let output = Fixtures.output("noaudio.mp4")
