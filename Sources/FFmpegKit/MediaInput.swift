@@ -114,6 +114,20 @@ public final class MediaInput {
         return Double(ctx.pointee.duration) / Double(tessera_time_base())
     }
 
+    /// The byte after the last sample the demuxer's index lists, over every stream (an MP4's sample tables); nil
+    /// when it keeps none.
+    public var indexedEnd: Int64? {
+        guard let context else { return nil }
+        var end: Int64?
+        for i in 0..<Int(context.pointee.nb_streams) {
+            guard let stream = context.pointee.streams[i] else { continue }
+            let count = avformat_index_get_entries_count(stream)
+            guard count > 0, let entry = avformat_index_get_entry(stream, count - 1), entry.pointee.pos >= 0 else { continue }
+            end = max(end ?? 0, entry.pointee.pos + Int64(entry.pointee.size))
+        }
+        return end
+    }
+
     /// The main video stream (not cover art), as FFmpeg would choose it.
     public var bestVideoStream: StreamInfo? { bestStream(kind: .video) }
     public var bestAudioStream: StreamInfo? { bestStream(kind: .audio) }

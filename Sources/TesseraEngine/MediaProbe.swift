@@ -115,6 +115,11 @@ public enum MediaProbe {
             throw .input(path, "read error after \(packets.count) video packets (\(error.message))")
         }
         guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }
+        // An MP4 or QuickTime file cut short after its index (a faststart upload that stopped): the index lists
+        // samples past the file's end. (Its last samples would be read short or not at all.)
+        if input.formatName.hasPrefix("mov,"), let size = stamp?.size, let end = input.indexedEnd, end > size {
+            throw .input(path, "cut short: its index lists media up to byte \(end), the file ends at byte \(size) (an upload that stopped?)")
+        }
         return ProbeResult(path: path, formatName: input.formatName, durationSeconds: input.durationSeconds,
                            video: video, audio: input.bestAudioStream, streams: input.streams,
                            packets: packets, corruptPackets: corrupt, stamp: stamp)

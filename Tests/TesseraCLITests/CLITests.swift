@@ -7,7 +7,7 @@ import TesseraTestSupport
     let binary = Tool.tesseraBinary
 
     /// Bad input: one line naming the file and the problem, non-zero exit, nothing at the output path.
-    @Test(arguments: ["empty", "random", "text", "truncated", "audio-only", "missing", "directory"])
+    @Test(arguments: ["empty", "random", "text", "truncated", "cut-short", "audio-only", "missing", "directory"])
     func badInputIsAOneLineError(_ kind: String) throws {
         let dir = Fixtures.directory.appendingPathComponent("bad-\(kind)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -26,6 +26,13 @@ import TesseraTestSupport
             // ffmpeg writes moov at the end: keep the first half, and there is no moov.
             let whole = try Data(contentsOf: URL(fileURLWithPath: try SourceKind.closedGOPWithBFrames.make()))
             _ = FileManager.default.createFile(atPath: input, contents: whole.prefix(whole.count / 2))
+        case "cut-short":
+            // A faststart file (index first) whose upload stopped at 60 %: the index lists frames the data lacks.
+            let whole = dir.appendingPathComponent("whole.mp4").path
+            try Tool.ffmpeg(["-i", try SourceKind.closedGOPWithBFrames.make(), "-c", "copy", "-movflags", "+faststart", whole])
+            let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+            try FileManager.default.removeItem(atPath: whole)
+            _ = FileManager.default.createFile(atPath: input, contents: data.prefix(data.count * 6 / 10))
         case "audio-only":
             input = dir.appendingPathComponent("tone.m4a").path
             try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac", input])
@@ -41,7 +48,7 @@ import TesseraTestSupport
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(lines.first?.contains(input) == true, "names the file: \(result.stderr)")
         let problem = ["empty": "empty", "random": "not a media file", "text": "not a media file", "truncated": "moov",
-                       "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
+                       "cut-short": "cut short", "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
         #expect(result.stderr.contains(problem), "says what is wrong: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"))
         #expect(!FileManager.default.fileExists(atPath: output))
