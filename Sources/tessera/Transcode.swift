@@ -98,9 +98,11 @@ struct Transcode: AsyncParsableCommand {
         request.benchSlots = benchSlots
         request.transport = benchTransport
         request.ioThreads = benchIOThreads
-        // Rungs above the source are dropped, said in one line as soon as the plan is made.
+        // Rungs above the source are dropped, and HDR made 8-bit, each said in one line as soon as the plan is made.
         request.planned = { plan in
-            if let notice = plan.ladder?.resolved.notice { FileHandle.standardError.write(Data("tessera: \(notice)\n".utf8)) }
+            for notice in [plan.ladder?.resolved.notice, plan.hdrNotice].compactMap({ $0 }) {
+                FileHandle.standardError.write(Data("tessera: \(notice)\n".utf8))
+            }
         }
         // A store this run starts is timed from its start to the job being queued (the first progress).
         let storeStart = Locked<Date?>(nil)
