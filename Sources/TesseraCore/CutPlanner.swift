@@ -64,11 +64,17 @@ public struct CutPlanner: Sendable {
         return span > 0 ? Double(display.count) / span : 25
     }
 
+    /// The last picture's pts plus its duration: its packet's, unless missing (then the pictures' mean step) or
+    /// under half their usual step (FFmpeg reads one tick for every packet of a B-frame MOV at timescale 600), then
+    /// that step.
     var endPTS: Int64 {
         let last = display[display.count - 1]
         var duration = packets[last.index].duration
         if duration <= 0 {
             duration = display.count > 1 ? max(1, (last.pts - display[0].pts) / Int64(display.count - 1)) : 1
+        } else if display.count > 1 {
+            let steps = zip(display, display.dropFirst()).map { $1.pts - $0.pts }.sorted()
+            if duration * 2 < steps[steps.count / 2] { duration = steps[steps.count / 2] }
         }
         return last.pts + duration
     }

@@ -30,6 +30,20 @@ import TesseraTestSupport
         }
     }
 
+    /// A QuickTime file at the classic timescale of 600 with B-frames, whose packets FFmpeg reads as one tick long:
+    /// the output's last picture still lasts a frame, so its track is as long as the source's (3 s at 60 fps).
+    @Test func oneTickSourceDurationsGiveWholeFrames() throws {
+        let source = try Fixtures.media("timescale-600.mov", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=60:d=3", "-c:v", "libx264",
+                                                             "-preset", "veryfast", "-bf", "3", "-g", "30", "-video_track_timescale", "600"])
+        let output = Fixtures.output("timescale-600.mp4")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let report = try LocalTranscoder().transcode(input: source, output: output, options: quickOptions())
+        #expect(report.plan.cuts.segments.count >= 2)
+        let facts = try OutputFacts.read(output)
+        #expect(facts.countedFrames == 180)
+        #expect(abs(facts.videoDuration - 3) < 0.001, "the video track lasts \(facts.videoDuration) s")
+    }
+
     @Test func openGOPPlanUsesRecoveryPointsAndLeadingPictures() throws {
         let probe = try MediaProbe.probe(try SourceKind.openGOP.make())
         let plan = try JobPlanner.plan(probe, options: quickOptions())
