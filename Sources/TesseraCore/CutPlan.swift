@@ -133,6 +133,9 @@ public enum PlanError: Error, Equatable, CustomStringConvertible {
     case noTimestamps
     case noRandomAccessPoint
     case duplicateTimestamp(Int64)
+    /// Decode timestamps that go back by more than a second (from, to, in seconds) at a video packet: files joined
+    /// end to end (`cat a.ts b.ts`), each starting its clock again.
+    case timestampsRestart(packet: Int, from: Double, to: Double)
 
     public var description: String {
         switch self {
@@ -140,6 +143,9 @@ public enum PlanError: Error, Equatable, CustomStringConvertible {
         case .noTimestamps: return "the video packets carry no timestamps (a raw elementary stream? put it in a container first)"
         case .noRandomAccessPoint: return "the video stream has no random-access point (no IDR, recovery point or intra frame)"
         case .duplicateTimestamp(let pts): return "two video frames share the presentation timestamp \(pts)"
+        case .timestampsRestart(let packet, let from, let to):
+            return "its timestamps go back from \(String(format: "%.2f", from)) s to \(String(format: "%.2f", to)) s at video packet \(packet) "
+                + "(recordings joined end to end?); ffmpeg -i FILE -c copy OUT.ts rewrites them continuous"
         }
     }
 }

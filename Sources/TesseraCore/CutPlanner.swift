@@ -25,6 +25,7 @@ public struct CutPlanner: Sendable {
         self.frameRate = frameRate
         randomAccessIndices = packets.filter { $0.randomAccess != .none }.map(\.index)
         guard packets.contains(where: { $0.pts != nil }) else { throw PlanError.noTimestamps }
+        try Self.checkRising(packets, timeBase: timeBase)
         guard let first = randomAccessIndices.first else { throw PlanError.noRandomAccessPoint }
         firstRandomAccess = first
         guard let originPTS = packets[first].pts else { throw PlanError.noRandomAccessPoint }
@@ -56,6 +57,19 @@ public struct CutPlanner: Sendable {
     }
 
     public var frameCount: Int { display.count }
+
+    /// Decode timestamps may stall or step back a little (damaged streams), but not start their clock again.
+    static func checkRising(_ packets: [PacketInfo], timeBase: Rational) throws(PlanError) {
+        let second = Int64(1 / timeBase.doubleValue)
+        var latest = Int64.min
+        for p in packets {
+            guard let t = p.dts ?? p.pts else { continue }
+            if latest != .min, t < latest - second {
+                throw .timestampsRestart(packet: p.index, from: timeBase.seconds(latest), to: timeBase.seconds(t))
+            }
+            latest = max(latest, t)
+        }
+    }
 
     /// Frames per second, from the stream's rate or else the timestamps.
     public var framesPerSecond: Double {

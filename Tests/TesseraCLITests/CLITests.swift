@@ -7,7 +7,7 @@ import TesseraTestSupport
     let binary = Tool.tesseraBinary
 
     /// Bad input: one line naming the file and the problem, non-zero exit, nothing at the output path.
-    @Test(arguments: ["empty", "random", "text", "truncated", "cut-short", "audio-only", "missing", "directory"])
+    @Test(arguments: ["empty", "random", "text", "truncated", "cut-short", "joined", "audio-only", "missing", "directory"])
     func badInputIsAOneLineError(_ kind: String) throws {
         let dir = Fixtures.directory.appendingPathComponent("bad-\(kind)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -33,6 +33,14 @@ import TesseraTestSupport
             let data = try Data(contentsOf: URL(fileURLWithPath: whole))
             try FileManager.default.removeItem(atPath: whole)
             _ = FileManager.default.createFile(atPath: input, contents: data.prefix(data.count * 6 / 10))
+        case "joined":
+            // Two recordings joined with cat: the second one's clock starts again.
+            let part = dir.appendingPathComponent("part.ts").path
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:d=3", "-c:v", "libx264", "-preset", "ultrafast", part])
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: part))
+            try FileManager.default.removeItem(atPath: part)
+            input = dir.appendingPathComponent("joined.ts").path
+            _ = FileManager.default.createFile(atPath: input, contents: bytes + bytes)
         case "audio-only":
             input = dir.appendingPathComponent("tone.m4a").path
             try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac", input])
@@ -48,7 +56,7 @@ import TesseraTestSupport
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(lines.first?.contains(input) == true, "names the file: \(result.stderr)")
         let problem = ["empty": "empty", "random": "not a media file", "text": "not a media file", "truncated": "moov",
-                       "cut-short": "cut short", "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
+                       "cut-short": "cut short", "joined": "timestamps go back", "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
         #expect(result.stderr.contains(problem), "says what is wrong: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"))
         #expect(!FileManager.default.fileExists(atPath: output))

@@ -246,4 +246,19 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
             _ = try CutPlanner(packets: packets, timeBase: Rational(1, 25), frameRate: nil)
         }
     }
+
+    /// Two streams joined end to end (each clock starting again) are refused, saying where; B-frames' pts going
+    /// back a few frames in decode order are not a restart.
+    @Test func timestampsThatStartAgainAreAnError() throws {
+        let one = SyntheticStream.closedGOP(frames: 100, gop: 25)
+        let joined = one + one.map { p in
+            var p = p
+            p.index += one.count
+            return p
+        }
+        #expect(throws: PlanError.timestampsRestart(packet: 100, from: 3.92, to: -0.04)) {
+            _ = try CutPlanner(packets: joined, timeBase: Rational(1, 25), frameRate: nil)
+        }
+        _ = try CutPlanner(packets: SyntheticStream.closedGOP(frames: 100, gop: 25, bframes: 7), timeBase: Rational(1, 25), frameRate: nil)
+    }
 }
