@@ -58,12 +58,13 @@ public struct CutPlanner: Sendable {
 
     public var frameCount: Int { display.count }
 
-    /// Decode timestamps may stall or step back a little (damaged streams), but not start their clock again.
+    /// Decode timestamps may stall or step back a little (damaged streams), but not start their clock again. Only
+    /// dts count: a pts goes back by the B-frames' reordering, seconds at a low frame rate.
     static func checkRising(_ packets: [PacketInfo], timeBase: Rational) throws(PlanError) {
         let second = Int64(1 / timeBase.doubleValue)
         var latest = Int64.min
         for p in packets {
-            guard let t = p.dts ?? p.pts else { continue }
+            guard let t = p.dts else { continue }
             if latest != .min, t < latest - second {
                 throw .timestampsRestart(packet: p.index, from: timeBase.seconds(latest), to: timeBase.seconds(t))
             }

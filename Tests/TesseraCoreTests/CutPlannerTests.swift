@@ -260,5 +260,10 @@ func checkCoverage(_ plan: CutPlan, _ packets: [PacketInfo]) {
             _ = try CutPlanner(packets: joined, timeBase: Rational(1, 25), frameRate: nil)
         }
         _ = try CutPlanner(packets: SyntheticStream.closedGOP(frames: 100, gop: 25, bframes: 7), timeBase: Rational(1, 25), frameRate: nil)
+        // One picture a second with B-frames, the first packets without dts (Matroska): pts go back seconds.
+        var slow = SyntheticStream.closedGOP(frames: 20, gop: 20, bframes: 3)
+        slow[0].dts = nil
+        slow[1].dts = nil
+        _ = try CutPlanner(packets: slow, timeBase: Rational(1, 1), frameRate: nil)
     }
 }
