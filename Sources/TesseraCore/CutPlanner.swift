@@ -18,6 +18,8 @@ public struct CutPlanner: Sendable {
     let prefixMaxIndex: [Int]
     let randomAccessIndices: [Int]
     let firstRandomAccess: Int
+    /// The last picture's pts plus its duration (`end(of:packets:)`).
+    let endPTS: Int64
 
     public init(packets: [PacketInfo], timeBase: Rational, frameRate: Rational?) throws(PlanError) {
         self.packets = packets
@@ -54,6 +56,7 @@ public struct CutPlanner: Sendable {
             prefix[j] = running
         }
         prefixMaxIndex = prefix
+        endPTS = Self.end(of: shown, packets: packets)
     }
 
     public var frameCount: Int { display.count }
@@ -82,14 +85,13 @@ public struct CutPlanner: Sendable {
     /// The last picture's pts plus its duration: its packet's, unless missing (then the pictures' mean step) or
     /// under half their usual step (FFmpeg reads one tick for every packet of a B-frame MOV at timescale 600), then
     /// that step.
-    var endPTS: Int64 {
+    static func end(of display: [(pts: Int64, index: Int)], packets: [PacketInfo]) -> Int64 {
         let last = display[display.count - 1]
         var duration = packets[last.index].duration
         if duration <= 0 {
             duration = display.count > 1 ? max(1, (last.pts - display[0].pts) / Int64(display.count - 1)) : 1
-        } else if display.count > 1 {
-            let steps = zip(display, display.dropFirst()).map { $1.pts - $0.pts }.sorted()
-            if duration * 2 < steps[steps.count / 2] { duration = steps[steps.count / 2] }
+        } else if let step = PictureSteps.usual(display.map(\.pts)), duration * 2 < step {
+            duration = step
         }
         return last.pts + duration
     }

@@ -148,9 +148,8 @@ public enum Verifier {
     /// edit list shows it.
     /// `sorted`: the pictures' pts in display order.
     static func picturesSpan(_ sorted: [Int64]) -> Int64? {
-        guard sorted.count >= 2 else { return nil }
-        let steps = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.sorted()
-        return sorted[sorted.count - 1] - sorted[0] + steps[steps.count / 2]
+        guard let step = PictureSteps.usual(sorted) else { return nil }
+        return sorted[sorted.count - 1] - sorted[0] + step
     }
 
     static func topLevelBoxes(_ path: String) -> [String] {
