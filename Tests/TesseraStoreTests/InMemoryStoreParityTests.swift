@@ -131,7 +131,6 @@ struct InMemoryStoreParityTests {
         out.append("segments a: \(try segments(a))")
         try store.redo(c, longest.index, reason: "spooled result missing")
         out.append("after redo: \(try job(c)); \(try segments(c))")
-        // A result the stitch refused is encoded again as an attempt.
         out.append("changes: \(try changes())")
 
         // Progress, stalls, pins.
