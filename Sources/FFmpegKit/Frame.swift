@@ -22,6 +22,8 @@ public final class Frame {
         }
         set { raw.pointee.pts = newValue.avTimestamp }
     }
+    /// The pts of the packet the picture came from, without the decoder's guess.
+    public var packetPTS: Int64? { raw.pointee.pts.optionalTimestamp }
     public var width: Int { Int(raw.pointee.width) }
     public var height: Int { Int(raw.pointee.height) }
     public var pixelFormatName: String? { cString(av_get_pix_fmt_name(AVPixelFormat(raw.pointee.format))) }

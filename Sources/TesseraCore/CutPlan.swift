@@ -136,6 +136,8 @@ public enum PlanError: Error, Equatable, CustomStringConvertible {
     /// Decode timestamps that go back by more than a second (from, to, in seconds) at a video packet: files joined
     /// end to end (`cat a.ts b.ts`), each starting its clock again.
     case timestampsRestart(packet: Int, from: Double, to: Double)
+    /// Pictures without a pts whose display times could not be worked out (`PresentationTimes`).
+    case missingTimestamps(Int)
 
     public var description: String {
         switch self {
@@ -146,6 +148,8 @@ public enum PlanError: Error, Equatable, CustomStringConvertible {
         case .timestampsRestart(let packet, let from, let to):
             return "its timestamps go back from \(String(format: "%.2f", from)) s to \(String(format: "%.2f", to)) s at video packet \(packet) "
                 + "(recordings joined end to end?); ffmpeg -i FILE -c copy OUT.ts rewrites them continuous"
+        case .missingTimestamps(let count):
+            return "\(count) video pictures carry no presentation timestamp and their display times cannot be worked out from the others'"
         }
     }
 }

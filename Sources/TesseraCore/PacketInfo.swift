@@ -17,6 +17,7 @@ public enum RandomAccess: String, Codable, Sendable {
 public struct PacketInfo: Codable, Hashable, Sendable {
     /// Position in decode (demux) order within the video stream.
     public var index: Int
+    /// When the picture shows: the demuxer's, or worked out where it gave none (`ptsInferred`).
     public var pts: Int64?
     public var dts: Int64?
     public var duration: Int64
@@ -28,6 +29,8 @@ public struct PacketInfo: Codable, Hashable, Sendable {
     public var randomAccess: RandomAccess
     /// Where its bytes start in the file, as the demuxer reported (nil: unknown).
     public var position: Int64?
+    /// The demuxer gave no pts; `pts` is the time a decoder shows the picture at (`PresentationTimes`).
+    public var ptsInferred = false
 
     public init(index: Int, pts: Int64?, dts: Int64?, duration: Int64, keyFlag: Bool, discard: Bool,
                 size: Int, randomAccess: RandomAccess, position: Int64? = nil) {
@@ -41,6 +44,9 @@ public struct PacketInfo: Codable, Hashable, Sendable {
         self.randomAccess = randomAccess
         self.position = position
     }
+
+    /// The pts as the demuxer reads it, to recognise the packet when read again.
+    public var demuxedPTS: Int64? { ptsInferred ? nil : pts }
 
     /// The flags a payload records for it (`MediaPacket.flags`).
     public var mediaFlags: UInt32 {

@@ -115,6 +115,22 @@ public enum MediaProbe {
             throw .input(path, "read error after \(packets.count) video packets (\(error.message))")
         }
         guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }
+        // Pictures without a pts (MPEG program streams, AVI) are timed by the order a decoder shows them in, from the
+        // decode times or the pictures around them that have one (a raw elementary stream has neither).
+        if packets.contains(where: { $0.pts == nil && !$0.discard }),
+           packets.allSatisfy({ $0.dts != nil }) || packets.contains(where: { $0.pts != nil }) {
+            let order: [Int]
+            do {
+                order = try DisplayOrder.decode(input, stream: video.index, packets: packets.count)
+            } catch {
+                throw .input(path, "cannot decode the video to time its pictures without timestamps (\(error.message))")
+            }
+            do {
+                packets = try PresentationTimes.fill(packets, displayOrder: order)
+            } catch {
+                throw .input(path, error.description)
+            }
+        }
         // An MP4 or QuickTime file cut short after its index (a faststart upload that stopped): the index lists
         // samples past the file's end. (Its last samples would be read short or not at all.)
         if input.formatName.hasPrefix("mov,"), let size = stamp?.size, let end = input.indexedEnd, end > size {

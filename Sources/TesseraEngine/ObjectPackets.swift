@@ -35,6 +35,8 @@ final class ObjectPackets {
         let etag = plan.inputIdentity?.etag ?? object.etag
         let header: (any PacketHeader)?
         if StretchDemux.formats.contains(probe.formatName) {
+            // Its workers demux and match by the demuxer's pts; pictures timed by the probe are not matched so.
+            guard !probe.packets.contains(where: \.ptsInferred) else { return nil }
             let positions = probe.packets.compactMap(\.position)
             guard let stream = input.streams.first(where: { $0.index == probe.video.index }),
                   let demuxed = Self.firstPacketsDemuxed(probe, positions, location, object, etag, client, stream: stream.containerID) else { return nil }

@@ -222,7 +222,7 @@ public enum SceneAnalysis {
             } catch {
                 throw .input(probe.path, "cannot read for scene analysis (\(error.message))")
             }
-            lookup = Dictionary(grouping: probe.packets.indices) { SegmentReader.Key(pts: probe.packets[$0].pts, dts: probe.packets[$0].dts, size: probe.packets[$0].size) }
+            lookup = Dictionary(grouping: probe.packets.indices) { SegmentReader.Key(probe.packets[$0]) }
         }
 
         /// Thumbnails of the frames at these display positions (random-access points), each decoded alone.
@@ -364,6 +364,7 @@ public enum SceneAnalysis {
                     guard let at = lookup[SegmentReader.Key(pts: packet.pts, dts: packet.dts, size: packet.size)]?.first else { continue }
                     current = at
                 }
+                if let at = current, at < probe.packets.count, probe.packets[at].ptsInferred { packet.pts = probe.packets[at].pts }
                 return
             }
         }

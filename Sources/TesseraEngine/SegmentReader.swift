@@ -26,6 +26,10 @@ public final class SegmentReader {
         var pts: Int64?
         var dts: Int64?
         var size: Int
+
+        /// How the demuxer reads the probed packet `p`.
+        init(_ p: PacketInfo) { self.init(pts: p.demuxedPTS, dts: p.dts, size: p.size) }
+        init(pts: Int64?, dts: Int64?, size: Int) { (self.pts, self.dts, self.size) = (pts, dts, size) }
     }
 
     /// `urlSeconds`: an `s3://` input's tasks may name their byte ranges under URLs presigned for that long,
@@ -34,7 +38,7 @@ public final class SegmentReader {
         self.plan = plan
         input = try plan.reopenInput(headerOnly: true)
         var lookup: [Key: [Int]] = [:]
-        for p in plan.probe.packets { lookup[Key(pts: p.pts, dts: p.dts, size: p.size), default: []].append(p.index) }
+        for p in plan.probe.packets { lookup[Key(p), default: []].append(p.index) }
         self.lookup = lookup
         direct = DirectPackets(plan: plan, input: input, packet: packet)
         let (input, packet) = (input, packet)  // locals: the closure below may not capture a half-initialised self
@@ -147,9 +151,11 @@ public final class SegmentReader {
                 index = at
             }
             let i = index!
-            guard i < probed.count, probed[i].pts == packet.pts, probed[i].dts == packet.dts, probed[i].size == packet.size else {
+            guard i < probed.count, Key(probed[i]) == Key(pts: packet.pts, dts: packet.dts, size: packet.size) else {
                 throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
             }
+            // A picture the demuxer gave no pts goes to the worker at the time the probe worked out for it.
+            if probed[i].ptsInferred { packet.pts = probed[i].pts }
             if i >= segment.firstPacket { try body(packet) }
             if i == last { return true }
         }

@@ -164,8 +164,7 @@ enum Probe {
             }
         }
         let ta = try FrameCheck.timestamps(source), tb = try FrameCheck.timestamps(output)
-        if ta.count == tb.count, let a0 = ta.first, let b0 = tb.first {
-            let drift = zip(ta, tb).map { abs(($0 - a0) - ($1 - b0)) }.max() ?? 0
+        if let drift = FrameCheck.drift(ta, tb) {
             if drift > 0.002 { problems.append("timestamps drift by \(drift) s from the source's") }
         } else {
             problems.append("\(tb.count) timestamps, the source has \(ta.count)")

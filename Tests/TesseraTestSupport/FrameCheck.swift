@@ -33,10 +33,7 @@ package struct FrameCheck {
                 }
             }
         }
-        let ta = try timestamps(source), tb = try timestamps(output)
-        var drift = 0.0
-        for (x, y) in zip(ta, tb) { drift = max(drift, abs((x - ta[0]) - (y - tb[0]))) }
-        if ta.count != tb.count { drift = .infinity }
+        let drift = Self.drift(try timestamps(source), try timestamps(output)) ?? .infinity
         return FrameCheck(sourceFrames: a.count / frameSize, outputFrames: b.count / frameSize,
                           minimumPSNR: psnrs.min() ?? 0, meanPSNR: psnrs.reduce(0, +) / Double(max(1, psnrs.count)),
                           maximumTimestampDrift: drift)
@@ -51,10 +48,23 @@ package struct FrameCheck {
         return [UInt8](try Data(contentsOf: raw))
     }
 
-    package static func timestamps(_ path: String) throws -> [Double] {
+    /// The largest difference between corresponding frames' times, each relative to its own first frame; nil when
+    /// the counts differ or a first frame has no time. ffprobe cannot time a picture it flushes without a pts (AVI's
+    /// last B-frames): such a frame is not compared.
+    package static func drift(_ a: [Double?], _ b: [Double?]) -> Double? {
+        guard a.count == b.count, let a0 = a.first ?? nil, let b0 = b.first ?? nil else { return nil }
+        var drift = 0.0
+        for case let (x?, y?) in zip(a, b) { drift = max(drift, abs((x - a0) - (y - b0))) }
+        return drift
+    }
+
+    /// Each frame's time as ffprobe gives it; nil where it gives none.
+    package static func timestamps(_ path: String) throws -> [Double?] {
         try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "frame=best_effort_timestamp_time", "-of", "csv=p=0", path])
             .split(whereSeparator: \.isNewline)
-            .compactMap { Double($0.trimmingCharacters(in: CharacterSet(charactersIn: ", "))) }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ", ")) }
+            .filter { !$0.isEmpty }
+            .map { Double($0) }
     }
 }
 

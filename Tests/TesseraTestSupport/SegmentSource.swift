@@ -32,9 +32,10 @@ package final class SegmentSource {
                 guard packet.streamIndex == videoIndex else { continue }
                 defer { packetIndex += 1 }
                 let i = packetIndex
-                guard i < expected.count, expected[i].pts == packet.pts, expected[i].dts == packet.dts else {
+                guard i < expected.count, expected[i].demuxedPTS == packet.pts, expected[i].dts == packet.dts else {
                     throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
                 }
+                if expected[i].ptsInferred { packet.pts = expected[i].pts }
                 while nextToOpen < segments.count, segments[nextToOpen].firstPacket <= i {
                     active[nextToOpen] = []
                     nextToOpen += 1

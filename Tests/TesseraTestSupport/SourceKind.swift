@@ -18,6 +18,10 @@ package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Send
     case prores
     case fullRangeH264
     case fullRangeMJPEG
+    /// An MPEG program stream with B-frames (DVD, camcorders): the demuxer gives no pts to a fifth of the pictures.
+    case mpegProgramStream
+    /// H.264 with B-frames in AVI: no picture has a pts, only the index's decode times.
+    case aviWithoutPTS
 
     package var testDescription: String { rawValue }
 
@@ -54,6 +58,12 @@ package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Send
             // Phones record full-range H.264; it must not come out washed out.
             return try Fixtures.media("full-range.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "3",
                                                          "-pix_fmt", "yuvj420p", "-c:v", "libx264", "-preset", "veryfast", "-g", "25"])
+        case .mpegProgramStream:
+            return try Fixtures.media("program.mpg", l + ["-t", "6", "-c:v", "mpeg2video", "-bf", "2", "-g", "12", "-q:v", "3",
+                                                         "-c:a", "mp2", "-f", "mpeg"])
+        case .aviWithoutPTS:
+            return try Fixtures.media("b-frames.avi", l + ["-t", "6", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3",
+                                                          "-c:a", "libmp3lame"])
         case .fullRangeMJPEG:
             return try Fixtures.media("mjpeg.mov", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "3",
                                                     "-pix_fmt", "yuvj422p", "-c:v", "mjpeg", "-q:v", "3"])
