@@ -86,8 +86,8 @@ import TesseraTestSupport
 
     /// Other kinds of the same containers, read by the workers and encoded exactly as from the file: B-frames (decode
     /// order differs from presentation, several frames' timestamps guessed), 192-byte M2TS packets (cameras' .MTS),
-    /// transport timestamps that wrap past 2^33 mid-clip, HEVC in MPEG-TS, VP9 in WebM, MPEG-4 Part 2 in AVI,
-    /// MPEG-2 in MXF (camera masters).
+    /// transport timestamps that wrap past 2^33 mid-clip, HEVC in MPEG-TS, VP9 in WebM, MPEG-4 Part 2 in AVI, H.264
+    /// with B-frames in AVI (no pts at all), MPEG-2 in MXF (camera masters).
     @Test func otherKindsAreReadByWorkersFrameExact() throws {
         let cluster = try Cluster()
         defer { cluster.shutdown() }
@@ -101,6 +101,8 @@ import TesseraTestSupport
             ("hevc.ts", ["-t", "2", "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "keyint=25:log-level=error", "-c:a", "aac", "-shortest"]),
             ("vp9.webm", ["-t", "2", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", "25", "-c:a", "libopus", "-shortest"]),
             ("archive.avi", ["-t", "2", "-c:v", "mpeg4", "-q:v", "4", "-g", "25", "-c:a", "libmp3lame", "-shortest"]),
+            // No picture has a pts: the probe times them, and the workers take those times from the task.
+            ("bframes.avi", ["-t", "2", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3", "-c:a", "libmp3lame", "-shortest"]),
             ("camera.mxf", ["-t", "2", "-c:v", "mpeg2video", "-g", "12", "-bf", "2", "-b:v", "5M", "-c:a", "pcm_s16le", "-ar", "48000"]),
         ]
         for kind in kinds {
