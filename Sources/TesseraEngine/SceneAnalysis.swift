@@ -360,8 +360,8 @@ public enum SceneAnalysis {
                 if let at = current {
                     current = at + 1
                 } else {
-                    // Where a seek landed: the earliest probe entry that matches.
-                    guard let at = lookup[SegmentReader.Key(pts: packet.pts, dts: packet.dts, size: packet.size)]?.first else { continue }
+                    // Where a seek landed: the earliest probe entry that matches (by a timestamp, not by size alone).
+                    guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(pts: packet.pts, dts: packet.dts, size: packet.size)]?.first else { continue }
                     current = at
                 }
                 if let at = current, at < probe.packets.count, probe.packets[at].ptsInferred { packet.pts = probe.packets[at].pts }

@@ -144,7 +144,9 @@ public final class SegmentReader {
             if let i = index {
                 index = i + 1
             } else {
-                // Where did we land? Take the earliest probe entry that matches and is not past the segment.
+                // Where did we land? Take the earliest probe entry that matches and is not past the segment. A packet
+                // with neither timestamp (H.264 in a program stream) is known by its size alone: not enough.
+                guard packet.pts != nil || packet.dts != nil else { continue }
                 let candidates = lookup[Key(pts: packet.pts, dts: packet.dts, size: packet.size)] ?? []
                 guard let at = candidates.first(where: { $0 <= segment.firstPacket }) ?? candidates.first else { continue }
                 if at > segment.firstPacket { return false }
