@@ -25,6 +25,7 @@ int tessera_averror_eof(void) { return AVERROR_EOF; }
 int tessera_averror_eagain(void) { return AVERROR(EAGAIN); }
 int tessera_averror_einval(void) { return AVERROR(EINVAL); }
 int tessera_averror_enomem(void) { return AVERROR(ENOMEM); }
+int tessera_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 int tessera_averror(int posix_errno) { return AVERROR(posix_errno); }
 int64_t tessera_nopts_value(void) { return AV_NOPTS_VALUE; }
 void tessera_error_string(int code, char *buffer, size_t size) {

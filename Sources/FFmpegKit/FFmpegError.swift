@@ -30,6 +30,9 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { "\(message) (\(call), code \(code))" }
+
+    /// The data given was not valid for the codec or format (a damaged picture).
+    public var isInvalidData: Bool { code == tessera_averror_invaliddata() }
 }
 
 /// Every FFmpeg call goes through here: a negative return becomes an `FFmpegError`.

@@ -4,17 +4,18 @@
 public enum PresentationTimes {
     /// `packets` in decode order, with pts filled in (and `ptsInferred` set) for every packet in `displayOrder`
     /// (packet indices in the order a decoder showed their pictures) that had none. The k-th picture shown is given
-    /// the k-th decode time plus the offset most pictures with a pts have between the two (the MPEG timing model:
-    /// a reference picture shows when the next one decodes); where that does not rise between the pictures that
-    /// have one, times are spaced evenly between them. Throws when neither makes the times rise.
+    /// the k-th of the shown pictures' decode times plus the offset every timed picture has between the two (the MPEG
+    /// timing model: a reference picture shows when the next one decodes); where they do not share one, or decode
+    /// times are missing, times are spaced evenly between the timed pictures. Throws when neither makes them rise.
     public static func fill(_ packets: [PacketInfo], displayOrder: [Int]) throws(PlanError) -> [PacketInfo] {
-        let missing = displayOrder.filter { packets[$0].pts == nil }
+        var seen = Set<Int>()
+        let order = displayOrder.filter { packets.indices.contains($0) && seen.insert($0).inserted }
+        let missing = order.filter { packets[$0].pts == nil }
         guard !missing.isEmpty else { return packets }
         var out = packets
-        let known = displayOrder.map { packets[$0].pts }
-        for times in [fromDecodeTimes(packets, displayOrder: displayOrder), spacedBetween(known)] {
+        for times in [fromDecodeTimes(packets, displayOrder: order), spacedBetween(order.map { packets[$0].pts })] {
             guard let times, rises(times) else { continue }
-            for (k, index) in displayOrder.enumerated() where packets[index].pts == nil {
+            for (k, index) in order.enumerated() where packets[index].pts == nil {
                 out[index].pts = times[k]
                 out[index].ptsInferred = true
             }
@@ -23,26 +24,25 @@ public enum PresentationTimes {
         throw .missingTimestamps(missing.count)
     }
 
-    /// The k-th shown picture at the k-th decode time plus the usual offset (0 when no picture has a pts); nil
-    /// when a packet lacks a dts.
+    /// The k-th shown picture at the k-th of the shown pictures' decode times plus the offset every timed one has
+    /// (0 when none is timed); nil when a shown packet lacks a dts or the timed ones disagree.
     static func fromDecodeTimes(_ packets: [PacketInfo], displayOrder: [Int]) -> [Int64]? {
-        let decodeTimes = packets.compactMap(\.dts)
-        guard decodeTimes.count == packets.count, displayOrder.count <= decodeTimes.count else { return nil }
+        let decodeTimes = displayOrder.compactMap { packets[$0].dts }
+        guard decodeTimes.count == displayOrder.count else { return nil }
         let sorted = decodeTimes.sorted()
-        var offsets: [Int64: Int] = [:]
-        for (k, index) in displayOrder.enumerated() {
-            if let pts = packets[index].pts { offsets[pts - sorted[k], default: 0] += 1 }
-        }
-        let offset = offsets.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? 0
+        let offsets = Set(displayOrder.enumerated().compactMap { k, index in packets[index].pts.map { $0 - sorted[k] } })
+        guard offsets.count <= 1 else { return nil }
+        let offset = offsets.first ?? 0
         return displayOrder.enumerated().map { k, index in packets[index].pts ?? sorted[k] + offset }
     }
 
-    /// Missing times spaced evenly between the known ones around them, and at the usual step before the first
-    /// and after the last; nil when fewer than two are known.
+    /// Missing times spaced evenly between the known ones around them, and before the first and after the last at
+    /// the usual step per picture between known ones; nil when fewer than two are known.
     static func spacedBetween(_ known: [Int64?]) -> [Int64]? {
         let anchors = known.indices.filter { known[$0] != nil }
-        guard anchors.count >= 2, let step = PictureSteps.usual(anchors.map { known[$0]! }.sorted()).map({ max(1, $0) })
-        else { return nil }
+        guard anchors.count >= 2 else { return nil }
+        let perPicture = zip(anchors, anchors.dropFirst()).map { a, b in (known[b]! - known[a]!) / Int64(b - a) }.sorted()
+        let step = max(1, perPicture[perPicture.count / 2])
         var times = known.map { $0 ?? 0 }
         for k in known.indices where known[k] == nil {
             let before = anchors.last { $0 < k }, after = anchors.first { $0 > k }

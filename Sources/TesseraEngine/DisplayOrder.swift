@@ -1,15 +1,15 @@
 import FFmpegKit
-import Foundation
 import TesseraCore
 
 /// The order a decoder shows the video's pictures in, learnt by decoding them with each packet's index for its
 /// pts: what the probe asks when the demuxer left pictures without a pts (`PresentationTimes`). Only then is the
-/// video decoded at probe time (without its loop filter: the pictures are not looked at).
+/// video decoded at probe time (without its loop filter: the pictures are not looked at), on one thread as the
+/// workers decode, so that a decoder guessing its reordering depth shows the same pictures.
 enum DisplayOrder {
     /// Packet indices in display order; a picture the decoder cannot show is left out.
     static func decode(_ input: MediaInput, stream: Int, packets expected: Int) throws(FFmpegError) -> [Int] {
         try input.seekToStart()
-        let decoder = try Decoder(input: input, streamIndex: stream, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
+        let decoder = try Decoder(input: input, streamIndex: stream)
         decoder.skipLoopFilter()
         let packet = Packet(), frame = Frame()
         var order: [Int] = []
@@ -29,8 +29,8 @@ enum DisplayOrder {
             index += 1
             do {
                 while try decoder.send(packet) == .needsInput { try drain() }
-            } catch {
-                continue  // a damaged picture is not shown; nor will a worker show it
+            } catch where error.isInvalidData {
+                continue  // a damaged picture is not shown, and the plan leaves it out
             }
             try drain()
         }

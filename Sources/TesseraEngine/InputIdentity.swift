@@ -52,7 +52,7 @@ public struct InputIdentity: Codable, Sendable, Equatable {
         var fields: [Int64] = [Int64(packets.count)]
         fields.reserveCapacity(packets.count * 5 + 1)
         for p in packets {
-            fields += [p.pts ?? .min, p.dts ?? .min, p.duration, Int64(p.size), (p.keyFlag ? 1 : 0) | (p.discard ? 2 : 0)]
+            fields += [p.demuxedPTS ?? .min, p.dts ?? .min, p.duration, Int64(p.size), (p.keyFlag ? 1 : 0) | (p.discard ? 2 : 0)]
         }
         fields.withUnsafeBytes { hasher.update($0) }
         return String(hasher.value, radix: 16)

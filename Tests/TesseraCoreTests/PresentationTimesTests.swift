@@ -52,6 +52,24 @@ struct PresentationTimesTests {
         #expect(throws: PlanError.missingTimestamps(1)) { try PresentationTimes.fill(packets, displayOrder: [0, 1, 2, 3]) }
     }
 
+    @Test func aPictureTheDecoderDidNotShowDoesNotShortenTheTimeline() throws {
+        // No pts at all, and one B-frame (packet 2) damaged: the pictures after it keep their times.
+        let (packets, display) = Self.stream()
+        let stripped = Self.dropping(packets) { _ in true }
+        let filled = try PresentationTimes.fill(stripped, displayOrder: display.filter { $0 != 2 })
+        let last = display.last!
+        #expect(filled[last].pts == packets[last].pts! - 1)
+        #expect(filled[2].pts == nil)
+    }
+
+    @Test func sparseTimesExtendAtTheStepPerPicture() throws {
+        // Every fifth picture timed, no decode times: the last four follow the last timed one a frame apart.
+        let packets = (0..<20).map { PacketInfo(index: $0, pts: $0 % 5 == 0 ? Int64($0) * 40 : nil, dts: nil, duration: 40,
+                                                keyFlag: $0 == 0, discard: false, size: 10, randomAccess: $0 == 0 ? .idr : .none) }
+        let filled = try PresentationTimes.fill(packets, displayOrder: Array(0..<20))
+        #expect(filled.map(\.pts) == (0..<20).map { Int64($0) * 40 })
+    }
+
     @Test func packetsTheDecoderDidNotShowStayUntimed() throws {
         let (packets, display) = Self.stream()
         let stripped = Self.dropping(packets) { $0.index == 2 }

@@ -12,6 +12,7 @@ int tessera_averror_eof(void);
 int tessera_averror_eagain(void);
 int tessera_averror_einval(void);
 int tessera_averror_enomem(void);
+int tessera_averror_invaliddata(void);
 /// AVERROR(e) for a positive errno value.
 int tessera_averror(int posix_errno);
 /// AV_NOPTS_VALUE.
