@@ -80,6 +80,8 @@ struct ProbeReport: Codable {
     var randomAccessPoints: Int
     var keyFlagsNotRandomAccess: Int
     var undecodableLeadingPackets: Int
+    /// Pictures the demuxer gave no pts, timed by the probe's decode.
+    var timedByDecoding: Int
     var preRollPackets: Int
     var preRollRatio: Double
     /// Where one whole-file encode puts IDR frames, and the scene changes read from the keyframes or
@@ -101,6 +103,8 @@ struct ProbeReport: Codable {
         var key: Bool
         var randomAccess: String
         var size: Int
+        /// True where the demuxer gave no pts and `pts` is the probe's.
+        var ptsInferred: Bool?
 
         init(_ p: PacketInfo) {
             index = p.index
@@ -110,6 +114,7 @@ struct ProbeReport: Codable {
             key = p.keyFlag
             randomAccess = p.randomAccess.rawValue
             size = p.size
+            ptsInferred = p.ptsInferred ? true : nil
         }
     }
 
@@ -133,6 +138,7 @@ struct ProbeReport: Codable {
         randomAccessPoints = cuts.randomAccessPoints
         keyFlagsNotRandomAccess = cuts.keyFlagsNotRandomAccess
         undecodableLeadingPackets = cuts.undecodableLeadingPackets
+        timedByDecoding = probe.packets.filter(\.ptsInferred).count
         preRollPackets = cuts.totalPreRollPackets
         preRollRatio = cuts.preRollRatio.rounded6
         func seconds(_ pts: Int64) -> Double { tb.seconds(pts - cuts.firstPTS).rounded6 }
@@ -162,7 +168,8 @@ struct ProbeReport: Codable {
         }
         lines.append("video: \(frames) frames, \(structure), \(randomAccessPoints) random-access points"
             + (keyFlagsNotRandomAccess > 0 ? ", \(keyFlagsNotRandomAccess) key flags that are not" : "")
-            + (undecodableLeadingPackets > 0 ? ", \(undecodableLeadingPackets) undecodable leading packets" : ""))
+            + (undecodableLeadingPackets > 0 ? ", \(undecodableLeadingPackets) undecodable leading packets" : "")
+            + (timedByDecoding > 0 ? ", \(timedByDecoding) without a pts timed by decoding" : ""))
         if let keyframes = forecastKeyframeSeconds, let scenes = sceneChangeSeconds {
             func list(_ values: [Double]) -> String { values.isEmpty ? "none" : values.map { String(format: "%.2f", $0) }.joined(separator: " ") }
             lines.append("scene changes (s): \(list(scenes))" + (sceneAnalysisSeconds > 0 ? String(format: " (decoded in %.2f s)", sceneAnalysisSeconds) : ""))

@@ -129,6 +129,19 @@ import TesseraTestSupport
         #expect(segments.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } == 150)
     }
 
+    /// A program stream's pictures without a pts are counted and timed by the probe, and said to be.
+    @Test func probeSaysWhichPicturesItTimedByDecoding() throws {
+        let source = try SourceKind.mpegProgramStream.make()
+        let result = try Tool.run(binary, ["probe", source, "--json", "--segment-seconds", "2", "--workers", "1"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(json["frames"] as? Int == 150)
+        let timed = try #require(json["timedByDecoding"] as? Int)
+        #expect(timed >= 1, "\(timed)")
+        let text = try Tool.run(binary, ["probe", source])
+        #expect(text.text.contains("150 frames") && text.text.contains("\(timed) without a pts timed by decoding"), "\(text.text)")
+    }
+
     /// A bad ladder, a rung beyond the level asked (known once the source is probed) or a streaming output
     /// without a ladder: one line, a non-zero exit, nothing at the output path nor beside it.
     @Test(arguments: [(["--ladder", "0"], "rung 0"), (["--ladder", "720,abc"], "'abc'"), (["--ladder", "240,120", "--level", "1"], "--level 1"),
