@@ -332,8 +332,7 @@ public enum SceneAnalysis {
                 while self.current! < index { try advance() }
                 return
             }
-            let target = probe.packets[index]
-            let anchor = target.dts ?? target.pts ?? 0
+            let anchor = probe.packets.seekTime(forPacket: index) ?? 0
             for margin in [0.0, 2, 10, 60] {
                 try input.seek(stream: probe.video.index, toOrBefore: anchor - Int64(margin / probe.video.timeBase.doubleValue))
                 current = nil

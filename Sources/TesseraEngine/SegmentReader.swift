@@ -98,12 +98,12 @@ public final class SegmentReader {
     }
 
     func seekAndRead<R>(_ segment: PlannedSegment, _ attempt: () throws -> R?) throws(TesseraError) -> R {
-        let first = plan.probe.packets[segment.firstPacket]
         let stream = plan.probe.video.index
         let tb = plan.probe.video.timeBase
         let margins: [Double] = [0, 2, 10, 60]
+        let anchor = plan.probe.packets.seekTime(forPacket: segment.firstPacket)
         for margin in margins {
-            guard let anchor = first.dts ?? first.pts else { break }
+            guard let anchor else { break }
             let target = anchor - Int64(margin / tb.doubleValue)
             do {
                 try input.seek(stream: stream, toOrBefore: target)

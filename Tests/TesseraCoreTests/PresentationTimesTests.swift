@@ -70,6 +70,16 @@ struct PresentationTimesTests {
         #expect(filled.map(\.pts) == (0..<20).map { Int64($0) * 40 })
     }
 
+    @Test func aPictureWithoutDecodeTimeIsSoughtAtTheOneBefore() {
+        var (packets, _) = Self.stream()
+        packets[4].dts = nil
+        packets[4].ptsInferred = true
+        #expect(packets.seekTime(forPacket: 4) == packets[3].dts)
+        #expect(packets.seekTime(forPacket: 5) == packets[5].dts)
+        packets[0].dts = nil
+        #expect(packets.seekTime(forPacket: 0) == packets[0].pts)
+    }
+
     @Test func packetsTheDecoderDidNotShowStayUntimed() throws {
         let (packets, display) = Self.stream()
         let stripped = Self.dropping(packets) { $0.index == 2 }
