@@ -100,8 +100,13 @@ public enum MediaProbe {
         var packets: [PacketInfo] = []
         var corrupt = 0
         let packet = Packet()
+        let timeBases = Dictionary(input.streams.map { ($0.index, $0.timeBase) }, uniquingKeysWith: { a, _ in a })
+        var span = (first: Double.infinity, end: -Double.infinity)
         do {
             while try input.read(into: packet) {
+                if let t = packet.pts ?? packet.dts, let tb = timeBases[packet.streamIndex] {
+                    span = (min(span.first, tb.seconds(t)), max(span.end, tb.seconds(t + max(0, packet.duration))))
+                }
                 guard packet.streamIndex == video.index else { continue }
                 if packet.isCorrupt { corrupt += 1 }
                 let access = packet.withData { classifier.classify($0, keyFlag: packet.isKey) }
@@ -135,6 +140,14 @@ public enum MediaProbe {
         // samples past the file's end. (Its last samples would be read short or not at all.)
         if input.formatName.hasPrefix("mov,"), let size = stamp?.size, let end = input.indexedEnd, end > size {
             throw .input(path, "cut short: its index lists media up to byte \(end), the file ends at byte \(size) (an upload that stopped?)")
+        }
+        // A Matroska or WebM file cut short: its header gives the whole duration (one written live gives none), its
+        // packets end well before (counted from 0 or from the first, whichever is longer: muxers differ).
+        let covered = max(span.end, span.end - span.first)
+        if input.formatName.hasPrefix("matroska"), let declared = input.durationSeconds, span.end > span.first,
+           declared - covered > max(1, declared * 0.02) {
+            throw .input(path, String(format: "cut short: its header says %.2f s, its media ends after %.2f s (an upload that stopped?)",
+                                      declared, covered))
         }
         return ProbeResult(path: path, formatName: input.formatName, durationSeconds: input.durationSeconds,
                            video: video, audio: input.bestAudioStream, streams: input.streams,

@@ -7,7 +7,7 @@ import TesseraTestSupport
     let binary = Tool.tesseraBinary
 
     /// Bad input: one line naming the file and the problem, non-zero exit, nothing at the output path.
-    @Test(arguments: ["empty", "random", "text", "truncated", "cut-short", "joined", "audio-only", "missing", "directory"])
+    @Test(arguments: ["empty", "random", "text", "truncated", "cut-short", "cut-short-mkv", "joined", "audio-only", "missing", "directory"])
     func badInputIsAOneLineError(_ kind: String) throws {
         let dir = Fixtures.directory.appendingPathComponent("bad-\(kind)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -33,6 +33,14 @@ import TesseraTestSupport
             let data = try Data(contentsOf: URL(fileURLWithPath: whole))
             try FileManager.default.removeItem(atPath: whole)
             _ = FileManager.default.createFile(atPath: input, contents: data.prefix(data.count * 6 / 10))
+        case "cut-short-mkv":
+            // A Matroska upload that stopped at 60 %: its header still says how long the whole is.
+            let whole = dir.appendingPathComponent("whole.mkv").path
+            try Tool.ffmpeg(["-i", try SourceKind.closedGOPWithBFrames.make(), "-c", "copy", whole])
+            let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+            try FileManager.default.removeItem(atPath: whole)
+            input = dir.appendingPathComponent("upload.mkv").path
+            _ = FileManager.default.createFile(atPath: input, contents: data.prefix(data.count * 6 / 10))
         case "joined":
             // Two recordings joined with cat: the second one's clock starts again.
             let part = dir.appendingPathComponent("part.ts").path
@@ -56,7 +64,7 @@ import TesseraTestSupport
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(lines.first?.contains(input) == true, "names the file: \(result.stderr)")
         let problem = ["empty": "empty", "random": "not a media file", "text": "not a media file", "truncated": "moov",
-                       "cut-short": "cut short", "joined": "timestamps go back", "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
+                       "cut-short": "cut short", "cut-short-mkv": "cut short", "joined": "timestamps go back", "audio-only": "no video stream", "missing": "no such file", "directory": "directory"][kind]!
         #expect(result.stderr.contains(problem), "says what is wrong: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"))
         #expect(!FileManager.default.fileExists(atPath: output))
