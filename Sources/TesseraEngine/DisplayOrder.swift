@@ -6,19 +6,18 @@ import TesseraCore
 /// video decoded at probe time (without its loop filter: the pictures are not looked at), on one thread as the
 /// workers decode, so that a decoder guessing its reordering depth shows the same pictures.
 enum DisplayOrder {
-    /// Packet indices in display order; a picture the decoder cannot show is left out.
+    /// Packet indices in display order, as tagged (`PresentationTimes.fill` keeps those in range, once each); a picture
+    /// the decoder cannot show is left out.
     static func decode(_ input: MediaInput, stream: Int, packets expected: Int) throws(FFmpegError) -> [Int] {
         try input.seekToStart()
         let decoder = try Decoder(input: input, streamIndex: stream)
         decoder.skipLoopFilter()
         let packet = Packet(), frame = Frame()
         var order: [Int] = []
-        var shown = Set<Int>()
         func drain() throws(FFmpegError) {
             while try decoder.receive(frame) == .ready {
                 defer { frame.unref() }
-                guard let tag = frame.packetPTS, tag >= 0, tag < expected, shown.insert(Int(tag)).inserted else { continue }
-                order.append(Int(tag))
+                if let tag = frame.packetPTS { order.append(Int(tag)) }
             }
         }
         var index = 0

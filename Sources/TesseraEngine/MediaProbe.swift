@@ -100,11 +100,13 @@ public enum MediaProbe {
         var packets: [PacketInfo] = []
         var corrupt = 0
         let packet = Packet()
+        // Where every stream's packets start and end, for a Matroska file whose header gives its duration (below).
+        let declared = input.formatName.hasPrefix("matroska") ? input.durationSeconds : nil
         let timeBases = Dictionary(input.streams.map { ($0.index, $0.timeBase) }, uniquingKeysWith: { a, _ in a })
         var span = (first: Double.infinity, end: -Double.infinity)
         do {
             while try input.read(into: packet) {
-                if let t = packet.pts ?? packet.dts, let tb = timeBases[packet.streamIndex] {
+                if declared != nil, let t = packet.pts ?? packet.dts, let tb = timeBases[packet.streamIndex] {
                     span = (min(span.first, tb.seconds(t)), max(span.end, tb.seconds(t + max(0, packet.duration))))
                 }
                 guard packet.streamIndex == video.index else { continue }
@@ -144,7 +146,7 @@ public enum MediaProbe {
         // A Matroska or WebM file cut short: its header gives the whole duration (one written live gives none), its
         // packets end well before (counted from 0 or from the first, whichever is longer: muxers differ).
         let covered = max(span.end, span.end - span.first)
-        if input.formatName.hasPrefix("matroska"), let declared = input.durationSeconds, span.end > span.first,
+        if let declared, span.end > span.first,
            declared - covered > max(1, declared * 0.02) {
             throw .input(path, String(format: "cut short: its header says %.2f s, its media ends after %.2f s (an upload that stopped?)",
                                       declared, covered))

@@ -360,7 +360,7 @@ public enum SceneAnalysis {
                     current = at + 1
                 } else {
                     // Where a seek landed: the earliest probe entry that matches (by a timestamp, not by size alone).
-                    guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(pts: packet.pts, dts: packet.dts, size: packet.size)]?.first else { continue }
+                    guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(packet)]?.first else { continue }
                     current = at
                 }
                 if let at = current, at < probe.packets.count, probe.packets[at].ptsInferred { packet.pts = probe.packets[at].pts }

@@ -28,8 +28,9 @@ public final class SegmentReader {
         var size: Int
 
         /// How the demuxer reads the probed packet `p`.
-        init(_ p: PacketInfo) { self.init(pts: p.demuxedPTS, dts: p.dts, size: p.size) }
-        init(pts: Int64?, dts: Int64?, size: Int) { (self.pts, self.dts, self.size) = (pts, dts, size) }
+        init(_ p: PacketInfo) { (pts, dts, size) = (p.demuxedPTS, p.dts, p.size) }
+        /// How the demuxer gave `packet`.
+        init(_ packet: Packet) { (pts, dts, size) = (packet.pts, packet.dts, packet.size) }
     }
 
     /// `urlSeconds`: an `s3://` input's tasks may name their byte ranges under URLs presigned for that long,
@@ -147,13 +148,13 @@ public final class SegmentReader {
                 // Where did we land? Take the earliest probe entry that matches and is not past the segment. A packet
                 // with neither timestamp (H.264 in a program stream) is known by its size alone: not enough.
                 guard packet.pts != nil || packet.dts != nil else { continue }
-                let candidates = lookup[Key(pts: packet.pts, dts: packet.dts, size: packet.size)] ?? []
+                let candidates = lookup[Key(packet)] ?? []
                 guard let at = candidates.first(where: { $0 <= segment.firstPacket }) ?? candidates.first else { continue }
                 if at > segment.firstPacket { return false }
                 index = at
             }
             let i = index!
-            guard i < probed.count, Key(probed[i]) == Key(pts: packet.pts, dts: packet.dts, size: packet.size) else {
+            guard i < probed.count, Key(probed[i]) == Key(packet) else {
                 throw TesseraError.input(plan.inputPath, "packet \(i) differs from the probe (file changed while transcoding?)")
             }
             // A picture the demuxer gave no pts goes to the worker at the time the probe worked out for it.
