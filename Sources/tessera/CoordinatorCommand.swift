@@ -17,6 +17,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Directory for encoded segments between encode and stitch (default: the state directory's spool).")
     var spool: String?
     @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 1
+    /// Heartbeats a worker may miss before it is taken for silent and its leases return (tests on a loaded machine wait longer).
+    @Option(help: .hidden) var liveness: Int = 3
     @Option(help: "Failed attempts after which a segment fails its job.") var attempts: Int = 3
     @Option(help: "Largest message accepted from a worker, in bytes; larger frames are refused.")
     var maxMessageSize: Int64 = 1 << 30
@@ -69,6 +71,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard (1...64).contains(ioThreads) else { throw ValidationError("--io-threads must be between 1 and 64") }
         options.ioThreads = ioThreads
         options.heartbeatInterval = heartbeat
+        guard liveness >= 1 else { throw ValidationError("--liveness must be at least 1") }
+        options.liveness = liveness
         options.attemptLimit = attempts
         options.maximumMessageSize = maxMessageSize
         guard sendWindow > 0, sendWindow <= 1_048_576 else { throw ValidationError("--send-window must be above 0 and at most 1048576 megabytes") }

@@ -31,8 +31,9 @@ import TesseraTestSupport
     }
 
     /// With 500 jobs queued, `status`, `list` and `list --state queued` answer at once; `list` shows the
-    /// newest 50 unless `--limit` says otherwise. The times are printed; the bound is loose (a slow CI
-    /// machine must not fail it), the target (200 ms) is the benchmark's to show.
+    /// newest 50 unless `--limit` says otherwise. Each command is timed against `list --limit 1` (the process's
+    /// start and connection), the quickest of three runs of each: the bound is loose (a loaded CI machine must
+    /// not fail it), the target (200 ms) is the benchmark's to show.
     @Test func listingWithFiveHundredQueuedJobs() throws {
         let box = try Sandbox("many-jobs")
         defer { box.close() }
@@ -44,19 +45,25 @@ import TesseraTestSupport
         for k in 1..<500 {
             newest = try store.submit(input: box.path("in.mp4"), output: box.path("out-\(k).mp4"), spec: JobSpec(), coordinator: "nobody")
         }
+        // Warmed first (the page cache, not the command, is measured otherwise), then the quickest of three.
         func timed(_ arguments: [String]) throws -> (Tool.Output, Double) {
-            let started = Date()
-            let out = try box.tessera(arguments)
-            return (out, Date().timeIntervalSince(started))
+            var out = try box.tessera(arguments)
+            var quickest = Double.infinity
+            for _ in 0..<3 {
+                let started = Date()
+                out = try box.tessera(arguments)
+                quickest = min(quickest, Date().timeIntervalSince(started))
+            }
+            return (out, quickest)
         }
+        let (_, baseline) = try timed(["list", "--limit", "1", "--json"])
         for arguments in [["status", "--json"], ["list", "--json"], ["list", "--state", "queued", "--json"], ["list", "--limit", "500", "--json"]] {
-            _ = try box.tessera(arguments)   // warm: the page cache, not the command, is measured otherwise
             let (out, seconds) = try timed(arguments)
             #expect(out.status == 0, "\(out.stderr)")
             let jobs = try #require(try JSONSerialization.jsonObject(with: out.stdout) as? [[String: Any]])
             #expect(jobs.count == (arguments == ["status", "--json"] || arguments.contains("500") ? 500 : 50), "\(arguments)")
             if arguments.first == "list" { #expect(jobs.first?["id"] as? String == newest, "newest first") }
-            #expect(seconds < 1, "\(arguments): \(seconds) s")
+            #expect(seconds - baseline < 1, "\(arguments): \(seconds) s, listing one job \(baseline) s")
         }
         let bad = try box.tessera(["list", "--limit", "0"])
         #expect(bad.status != 0 && bad.stderr.contains("--limit"))

@@ -55,14 +55,14 @@ package final class Cluster {
 
     /// Audits are off unless `extra` sets `--audit`: they add encodes the plan does not count, which tests of the
     /// plan's work would see (`AuditClusterTests` turns them on per job).
-    /// Seconds between heartbeats (silence after three): short enough that losses are found in seconds, long enough
-    /// that a whole suite on two cores does not starve a loop past the bound.
-    package static let heartbeat = "1"
+    /// Seconds between heartbeats, and heartbeats missed before a peer is taken for silent: losses are found in
+    /// seconds, and a whole suite on two cores, which has starved both workers of a cluster past three, does not.
+    package static let heartbeat = "1", liveness = "5"
 
     package func startCoordinator(_ extra: [String] = [], environment: [String: String]? = nil) throws {
         let security = keys.map { ["--key", $0.coordinator + ".key", "--authorized-keys", $0.authorized] } ?? ["--insecure"]
         let audit = extra.contains("--audit") ? [] : ["--audit", "0"]
-        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", Self.heartbeat] + security + audit + extra + db, log: "coordinator.log",
+        coordinator = try spawn(["coordinator", "--bind", endpoint, "--heartbeat", Self.heartbeat, "--liveness", Self.liveness] + security + audit + extra + db, log: "coordinator.log",
                                 environment: environment)
     }
 
@@ -70,7 +70,7 @@ package final class Cluster {
     package func startWorker(_ id: String, key: String? = nil, _ extra: [String] = [], environment: [String: String]? = nil) throws {
         var security = ["--insecure"]
         if let keys, let key { security = ["--key", key + ".key", "--coordinator-key", keys.coordinator + ".pub"] }
-        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", Self.heartbeat] + security + extra, log: "\(id).log",
+        workers[id] = try spawn(["worker", "--connect", endpoint, "--id", id, "--heartbeat", Self.heartbeat, "--liveness", Self.liveness] + security + extra, log: "\(id).log",
                                 environment: environment)
     }
 
