@@ -71,7 +71,7 @@ import TesseraTestSupport
         try cluster.startCoordinator(["--id", "c1"] + takeover)
         let secondEndpoint = "tcp://127.0.0.1:\(Cluster.freePort())"
         cluster.workers["w"] = try cluster.spawn(["worker", "--connect", cluster.endpoint, "--connect", secondEndpoint, "--id", "w",
-                                                  "--heartbeat", "0.5", "--insecure"], log: "w.log")
+                                                  "--heartbeat", "0.5", "--liveness", Cluster.liveness, "--insecure"], log: "w.log")
         let source = try FaultToleranceTests.source()
         let folder = cluster.directory.appendingPathComponent("out")
         let job = try cluster.submit(source, folder.appendingPathComponent("master.m3u8").path, Self.ladderOptions)
@@ -80,7 +80,7 @@ import TesseraTestSupport
         try cluster.waitUntil(timeout: 90) { try store.holds(job, coordinator: "c1") && store.job(job).segmentsDone >= 1 }
         try #require(try store.holds(job, coordinator: "c1") && store.job(job).segmentsDone >= 1,
                      "c1 never got going\n\(Self.diagnostics(cluster, store, job, logs: ["coordinator.log", "w.log"]))")
-        second = try cluster.spawn(["coordinator", "--bind", secondEndpoint, "--heartbeat", "0.5", "--insecure", "--id", "c2"] + takeover + cluster.db,
+        second = try cluster.spawn(["coordinator", "--bind", secondEndpoint, "--heartbeat", "0.5", "--liveness", Cluster.liveness, "--insecure", "--id", "c2"] + takeover + cluster.db,
                                    log: "c2.log")
         Thread.sleep(forTimeInterval: 1)
         try #require(try store.job(job).state != .done, "the job ended before the coordinator could be killed")

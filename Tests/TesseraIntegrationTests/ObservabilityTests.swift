@@ -9,7 +9,7 @@ import TesseraTestSupport
 @Suite(.serialized) struct ObservabilityTests {
     /// Starts `tessera worker` with a listener on `port`.
     func startWorker(_ cluster: Cluster, _ id: String, metrics port: Int, _ extra: [String] = []) throws -> Process {
-        let worker = try cluster.spawn(["worker", "--connect", cluster.endpoint, "--id", id, "--heartbeat", "0.5", "--insecure",
+        let worker = try cluster.spawn(["worker", "--connect", cluster.endpoint, "--id", id, "--heartbeat", "0.5", "--liveness", Cluster.liveness, "--insecure",
                                         "--metrics-listen", "127.0.0.1:\(port)"] + extra, log: "\(id).log")
         cluster.workers[id] = worker
         return worker
