@@ -142,7 +142,7 @@ public enum PlanError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noFrames: return "the video stream has no frames with timestamps"
-        case .noTimestamps: return "the video packets carry no timestamps (a raw elementary stream? put it in a container first)"
+        case .noTimestamps: return "the video packets carry no timestamps and the stream gives no frame rate (ffmpeg -r RATE -i FILE -c copy OUT.mp4 gives it both)"
         case .noRandomAccessPoint: return "the video stream has no random-access point (no IDR, recovery point or intra frame)"
         case .duplicateTimestamp(let pts): return "two video frames share the presentation timestamp \(pts)"
         case .timestampsRestart(let packet, let from, let to):

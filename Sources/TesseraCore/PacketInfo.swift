@@ -56,11 +56,12 @@ public struct PacketInfo: Codable, Hashable, Sendable {
 
 extension Array where Element == PacketInfo {
     /// Where to seek to read packet `index`: its decode time, else the nearest earlier packet's (a picture's display
-    /// time is later than where it sits in the file), else its display time.
+    /// time is later than where it sits in the file), else its display time as demuxed; nil: none the demuxer knows
+    /// (read from the start).
     public func seekTime(forPacket index: Int) -> Int64? {
         for i in stride(from: index, through: Swift.max(0, index - 64), by: -1) {
             if let dts = self[i].dts { return dts }
         }
-        return self[index].pts
+        return self[index].demuxedPTS
     }
 }

@@ -1,19 +1,23 @@
 /// Display times for video packets the demuxer gave no pts: MPEG program streams write one only for the first
-/// picture starting in a PES packet, AVI none for reference pictures shown after B-frames. A decoder shows such
-/// pictures anyway; the probe asks one in which order (`displayOrder`) and this gives each its time.
+/// picture starting in a PES packet, AVI none for reference pictures shown after B-frames, a raw elementary stream
+/// (`.h264`, `.hevc`) none at all. A decoder shows such pictures anyway; the probe asks one in which order
+/// (`displayOrder`) and this gives each its time.
 public enum PresentationTimes {
     /// `packets` in decode order, with pts filled in (and `ptsInferred` set) for every packet in `displayOrder`
     /// (packet indices in the order a decoder showed their pictures) that had none. The k-th picture shown is given
     /// the k-th of the shown pictures' decode times plus the offset every timed picture has between the two (the MPEG
     /// timing model: a reference picture shows when the next one decodes); where they do not share one, or decode
-    /// times are missing, times are spaced evenly between the timed pictures. Throws when neither makes them rise.
-    public static func fill(_ packets: [PacketInfo], displayOrder: [Int]) throws(PlanError) -> [PacketInfo] {
+    /// times are missing, times are spaced evenly between the timed pictures; where no picture has either time, one
+    /// `step` apart from 0 (ffmpeg's reading of a raw stream). Throws when none makes them rise.
+    public static func fill(_ packets: [PacketInfo], displayOrder: [Int], step: Int64? = nil) throws(PlanError) -> [PacketInfo] {
         var seen = Set<Int>()
         let order = displayOrder.filter { packets.indices.contains($0) && seen.insert($0).inserted }
         let missing = order.filter { packets[$0].pts == nil }
         guard !missing.isEmpty else { return packets }
         var out = packets
-        for times in [fromDecodeTimes(packets, displayOrder: order), spacedBetween(order.map { packets[$0].pts })] {
+        let untimed = packets.allSatisfy { $0.pts == nil && $0.dts == nil }
+        let stepped = step.flatMap { step in untimed && step > 0 ? order.indices.map { Int64($0) * step } : nil }
+        for times in [fromDecodeTimes(packets, displayOrder: order), spacedBetween(order.map { packets[$0].pts }), stepped] {
             guard let times, rises(times) else { continue }
             for (k, index) in order.enumerated() where packets[index].pts == nil {
                 out[index].pts = times[k]

@@ -3,8 +3,10 @@ import Foundation
 import TesseraCore
 
 /// Reads a segment's packets straight from the input file into its payload, at the positions the probe
-/// recorded, for containers that store each packet's bytes whole at its position (MP4 and QuickTime):
-/// one copy from the page cache instead of the demuxer's read, its packet buffer and a copy out of it.
+/// recorded, for containers that store each packet's bytes whole at its position (MP4 and QuickTime), and
+/// raw elementary streams (`.h264`, `.hevc`), whose packets tile the file: one copy from the page cache
+/// instead of the demuxer's read, its packet buffer and a copy out of it. A raw stream cannot be sought by
+/// time, so without it every segment would be read from the file's start.
 ///
 /// Used only when it gives exactly the demuxer's bytes: every packet has a position, and the first
 /// packets of the file, read both ways when the reader opens, are byte for byte the same. A payload is
@@ -20,8 +22,8 @@ final class DirectPackets {
 
     init?(plan: JobPlan, input: MediaInput, packet: Packet) {
         let probe = plan.probe
-        guard probe.formatName.hasPrefix("mov,"), let stamp = probe.stamp, stamp == FileStamp(plan.inputPath),
-              probe.packets.allSatisfy({ $0.position != nil }) else { return nil }
+        guard probe.formatName.hasPrefix("mov,") || Self.tilesTheFile(probe), let stamp = probe.stamp,
+              stamp == FileStamp(plan.inputPath), probe.packets.allSatisfy({ $0.position != nil }) else { return nil }
         let fd = open(plan.inputPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         self.path = plan.inputPath
@@ -37,6 +39,17 @@ final class DirectPackets {
     }
 
     deinit { close(fd) }
+
+    /// The video packets, one after another, are the whole file (a raw elementary stream split by its parser).
+    static func tilesTheFile(_ probe: ProbeResult) -> Bool {
+        guard probe.streams.count == 1, let size = probe.stamp?.size else { return false }
+        var end: Int64 = 0
+        for p in probe.packets {
+            guard p.position == end else { return false }
+            end += Int64(p.size)
+        }
+        return end == size
+    }
 
     /// The first packets through the demuxer and read at their positions by `read`: the same sizes, flags and
     /// bytes. Shared with `ObjectPackets`, which reads them from object storage.

@@ -122,10 +122,12 @@ public enum MediaProbe {
             throw .input(path, "read error after \(packets.count) video packets (\(error.message))")
         }
         guard !packets.isEmpty else { throw .input(path, "video stream has no packets (truncated file?)") }
-        // Pictures without a pts (MPEG program streams, AVI) are timed by the order a decoder shows them in, from the
-        // decode times or the pictures around them that have one (a raw elementary stream has neither).
+        // Pictures without a pts (MPEG program streams, AVI, raw elementary streams) are timed by the order a decoder
+        // shows them in, from the decode times, the pictures around them that have one, or (a raw stream has neither)
+        // the frame rate.
+        let step = Self.frameStep(packets, video)
         if packets.contains(where: { $0.pts == nil && !$0.discard }),
-           packets.allSatisfy({ $0.dts != nil }) || packets.contains(where: { $0.pts != nil }) {
+           packets.allSatisfy({ $0.dts != nil }) || packets.contains(where: { $0.pts != nil }) || step != nil {
             let order: [Int]
             do {
                 order = try DisplayOrder.decode(input, stream: video.index, packets: packets.count)
@@ -133,7 +135,7 @@ public enum MediaProbe {
                 throw .input(path, "cannot decode the video to time its pictures without timestamps (\(error.message))")
             }
             do {
-                packets = try PresentationTimes.fill(packets, displayOrder: order)
+                packets = try PresentationTimes.fill(packets, displayOrder: order, step: step)
             } catch {
                 throw .input(path, error.description)
             }
@@ -154,5 +156,20 @@ public enum MediaProbe {
         return ProbeResult(path: path, formatName: input.formatName, durationSeconds: input.durationSeconds,
                            video: video, audio: input.bestAudioStream, streams: input.streams,
                            packets: packets, corruptPackets: corrupt, stamp: stamp)
+    }
+
+    /// A frame's length in the stream's time base when no packet has a timestamp (a raw elementary stream): the
+    /// demuxer's packet duration (from the stream's timing or its default rate), else the frame rate; nil otherwise.
+    static func frameStep(_ packets: [PacketInfo], _ video: StreamInfo) -> Int64? {
+        guard packets.allSatisfy({ $0.pts == nil && $0.dts == nil }) else { return nil }
+        let durations = packets.map(\.duration).filter { $0 > 0 }.sorted()
+        if !durations.isEmpty { return durations[durations.count / 2] }
+        let tb = video.timeBase
+        guard tb.isValid else { return nil }
+        for rate in [video.averageFrameRate, video.realFrameRate] where rate.isValid {
+            let step = (Int64(rate.den) * Int64(tb.den)) / (Int64(rate.num) * Int64(tb.num))
+            if step > 0 { return step }
+        }
+        return nil
     }
 }

@@ -191,7 +191,7 @@ public enum SceneAnalysis {
     final class Reader {
         let probe: ProbeResult
         let planner: CutPlanner
-        let input: MediaInput
+        var input: MediaInput
         let decoder: Decoder
         let scaler: Scaler
         /// The output's size, grey: the picture the lookahead halves.
@@ -203,6 +203,8 @@ public enum SceneAnalysis {
         let decoded: Locked<Int>
         /// The packet just read, by decode-order index; nil before the first read after a seek.
         var current: Int?
+        /// Read back to the start: the first video packet is the probe's first, with or without a timestamp.
+        var atStart = false
         /// Probe entries by (pts, dts, size), to know where a seek landed.
         let lookup: [SegmentReader.Key: [Int]]
 
@@ -328,14 +330,18 @@ public enum SceneAnalysis {
         /// Leaves `packet` holding video packet `index`: reading on when it is a little ahead, else after a
         /// seek near it (earlier on each try, then from the start).
         func position(at index: Int) throws {
-            if let current, current <= index, index - current < 512 {
+            // Read on up to 512 packets; any distance in an input without times to seek to.
+            if let current, current <= index, index - current < 512 || probe.packets.seekTime(forPacket: index) == nil {
                 while self.current! < index { try advance() }
                 return
             }
-            let anchor = probe.packets.seekTime(forPacket: index) ?? 0
+            // A demuxer that cannot seek by time (a raw elementary stream) is read from its start.
             for margin in [0.0, 2, 10, 60] {
-                try input.seek(stream: probe.video.index, toOrBefore: anchor - Int64(margin / probe.video.timeBase.doubleValue))
+                guard let anchor = probe.packets.seekTime(forPacket: index),
+                      (try? input.seek(stream: probe.video.index, toOrBefore: anchor - Int64(margin / probe.video.timeBase.doubleValue))) != nil
+                else { break }
                 current = nil
+                atStart = false
                 try advance()
                 if let at = current, at <= index {
                     while self.current! < index { try advance() }
@@ -344,7 +350,14 @@ public enum SceneAnalysis {
             }
             try input.seekToStart()
             current = nil
+            atStart = true
             try advance()
+            if current == nil {
+                // Its first packet is not the probe's after a seek (see `SegmentReader.readSegment`): opened afresh.
+                input = try probe.openInput(probedStreams: probe.streams.count)
+                atStart = true
+                try advance()
+            }
             while let at = current, at < index { _ = at; try advance() }
             guard current == index else {
                 throw TesseraError.input(probe.path, "scene analysis could not find packet \(index) (file changed?)")
@@ -358,6 +371,10 @@ public enum SceneAnalysis {
                 guard packet.streamIndex == probe.video.index else { continue }
                 if let at = current {
                     current = at + 1
+                } else if atStart {
+                    // The first packet from the start; nil when the demuxer times it otherwise than when opened.
+                    atStart = false
+                    if SegmentReader.Key(packet) == SegmentReader.Key(probe.packets[0]) { current = 0 }
                 } else {
                     // Where a seek landed: the earliest probe entry that matches (by a timestamp, not by size alone).
                     guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(packet)]?.first else { continue }

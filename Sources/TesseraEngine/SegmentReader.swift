@@ -21,6 +21,9 @@ public final class SegmentReader {
     private(set) var object: ObjectPackets?
     /// Source bytes that payloads carried so far (none for tasks whose workers read their own).
     public private(set) var shippedSourceBytes: Int64 = 0
+    /// The input was just read back to its start: its first video packet is the probe's first, even without a
+    /// timestamp to recognise it by (a raw elementary stream).
+    var atStart = false
 
     struct Key: Hashable {
         var pts: Int64?
@@ -108,6 +111,7 @@ public final class SegmentReader {
             let target = anchor - Int64(margin / tb.doubleValue)
             do {
                 try input.seek(stream: stream, toOrBefore: target)
+                atStart = false
                 if let result = try attempt() { return result }
             } catch let error as TesseraError {
                 throw error
@@ -118,6 +122,7 @@ public final class SegmentReader {
         readsFromStart += 1
         do {
             try input.seekToStart()
+            atStart = true
             if let result = try attempt() { return result }
         } catch let error as TesseraError {
             throw error
@@ -125,6 +130,7 @@ public final class SegmentReader {
         // A demuxer that finds nothing after any seek (image2's pictures): the input opened again, read from its start.
         do {
             input = try plan.reopenInput(headerOnly: true)
+            atStart = true
             if let result = try attempt() { return result }
         } catch let error as TesseraError {
             throw error
@@ -144,6 +150,13 @@ public final class SegmentReader {
             guard packet.streamIndex == stream else { continue }
             if let i = index {
                 index = i + 1
+            } else if atStart {
+                // Back at its start the demuxer gives the probe's first packet. One whose times after a seek are
+                // not those it gave when opened (AVI counts anew, a raw stream times packets as it reads them) is
+                // read from a fresh open instead.
+                atStart = false
+                guard Key(packet) == Key(probed[0]) else { return false }
+                index = 0
             } else {
                 // Where did we land? Take the earliest probe entry that matches and is not past the segment. A packet
                 // with neither timestamp (H.264 in a program stream) is known by its size alone: not enough.

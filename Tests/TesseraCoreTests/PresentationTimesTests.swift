@@ -70,6 +70,21 @@ struct PresentationTimesTests {
         #expect(filled.map(\.pts) == (0..<20).map { Int64($0) * 40 })
     }
 
+    @Test func aRawStreamIsTimedAFrameApartFromZero() throws {
+        // Neither pts nor dts anywhere (`ffmpeg -f h264`): the k-th picture shown k steps from 0, B-frames reordered.
+        let (packets, display) = Self.stream()
+        let raw = packets.map { p in var p = p; p.pts = nil; p.dts = nil; return p }
+        #expect(throws: PlanError.missingTimestamps(30)) { try PresentationTimes.fill(raw, displayOrder: display) }
+        let filled = try PresentationTimes.fill(raw, displayOrder: display, step: 40)
+        #expect(display.enumerated().allSatisfy { k, index in filled[index].pts == Int64(k) * 40 && filled[index].ptsInferred })
+        #expect(filled.map(\.pts) != raw.indices.map { Int64($0) * 40 }, "shown in display order, not decode order")
+        // A step is for streams without any time: one timed picture keeps the other rules.
+        var oneTimed = raw
+        oneTimed[0].pts = 0
+        #expect(throws: PlanError.missingTimestamps(29)) { try PresentationTimes.fill(oneTimed, displayOrder: display, step: 40) }
+        #expect(raw.seekTime(forPacket: 3) == nil && filled.seekTime(forPacket: 3) == nil, "nothing a demuxer could seek to")
+    }
+
     @Test func aPictureWithoutDecodeTimeIsSoughtAtTheOneBefore() {
         var (packets, _) = Self.stream()
         packets[4].dts = nil

@@ -22,10 +22,18 @@ package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Send
     case mpegProgramStream
     /// H.264 with B-frames in AVI: no picture has a pts, only the index's decode times.
     case aviWithoutPTS
+    /// A raw H.264 elementary stream with B-frames (`-f h264`): no timestamps at all, nothing to seek by.
+    case rawH264
+    /// A raw MPEG-4 Part 2 stream with B-frames: its parser makes the timestamps up as it reads, and seeking by
+    /// them fails.
+    case rawMPEG4
 
     package var testDescription: String { rawValue }
 
-    package var hasAudio: Bool { ![.variableFrameRate, .fullRangeH264, .fullRangeMJPEG].contains(self) }
+    package var hasAudio: Bool { ![.variableFrameRate, .fullRangeH264, .fullRangeMJPEG, .rawH264, .rawMPEG4].contains(self) }
+
+    /// An elementary stream without a container: its packets are the file, one after another.
+    package var isRawStream: Bool { [.rawH264, .rawMPEG4].contains(self) }
 
     package func make() throws -> String {
         let l = Fixtures.lavfi
@@ -64,6 +72,12 @@ package enum SourceKind: String, CaseIterable, CustomTestStringConvertible, Send
         case .aviWithoutPTS:
             return try Fixtures.media("b-frames.avi", l + ["-t", "6", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-bf", "3",
                                                           "-c:a", "libmp3lame"])
+        case .rawH264:
+            return try Fixtures.media("raw.h264", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "6", "-c:v", "libx264",
+                                                   "-preset", "veryfast", "-g", "25", "-bf", "3", "-f", "h264"])
+        case .rawMPEG4:
+            return try Fixtures.media("raw-mpeg4.m4v", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "6", "-c:v", "mpeg4",
+                                                        "-bf", "2", "-g", "25", "-q:v", "3", "-f", "m4v"])
         case .fullRangeMJPEG:
             return try Fixtures.media("mjpeg.mov", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "3",
                                                     "-pix_fmt", "yuvj422p", "-c:v", "mjpeg", "-q:v", "3"])
