@@ -348,20 +348,20 @@ public enum SceneAnalysis {
                     if current == index { return }
                 }
             }
-            try input.seekToStart()
-            current = nil
-            atStart = true
-            try advance()
-            if current == nil {
-                // Its first packet is not the probe's after a seek (see `SegmentReader.readSegment`): opened afresh.
-                input = try probe.openInput(probedStreams: probe.streams.count)
+            // From the start; then from a fresh open, for a demuxer whose times after a seek are not the probe's.
+            for fresh in [false, true] {
+                if fresh {
+                    input = try probe.openInput(probedStreams: probe.streams.count)
+                } else if (try? input.seekToStart()) == nil {
+                    continue
+                }
+                current = nil
                 atStart = true
                 try advance()
+                while let at = current, at < index { _ = at; try advance() }
+                if current == index { return }
             }
-            while let at = current, at < index { _ = at; try advance() }
-            guard current == index else {
-                throw TesseraError.input(probe.path, "scene analysis could not find packet \(index) (file changed?)")
-            }
+            throw TesseraError.input(probe.path, "scene analysis could not find packet \(index) (file changed?)")
         }
 
         /// Reads the next video packet and works out its index.
@@ -371,11 +371,12 @@ public enum SceneAnalysis {
                 guard packet.streamIndex == probe.video.index else { continue }
                 if let at = current {
                     current = at + 1
-                } else if atStart {
-                    // The first packet from the start; nil when the demuxer times it otherwise than when opened.
+                } else if atStart, SegmentReader.Key(packet) == SegmentReader.Key(probe.packets[0]) {
+                    // Read from the start: the probe's first packet, known even without a timestamp.
                     atStart = false
-                    if SegmentReader.Key(packet) == SegmentReader.Key(probe.packets[0]) { current = 0 }
+                    current = 0
                 } else {
+                    atStart = false
                     // Where a seek landed: the earliest probe entry that matches (by a timestamp, not by size alone).
                     guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(packet)]?.first else { continue }
                     current = at

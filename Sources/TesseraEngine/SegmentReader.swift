@@ -150,14 +150,14 @@ public final class SegmentReader {
             guard packet.streamIndex == stream else { continue }
             if let i = index {
                 index = i + 1
-            } else if atStart {
-                // Back at its start the demuxer gives the probe's first packet. One whose times after a seek are
-                // not those it gave when opened (AVI counts anew, a raw stream times packets as it reads them) is
-                // read from a fresh open instead.
+            } else if atStart, Key(packet) == Key(probed[0]) {
+                // Back at its start the demuxer gives the probe's first packet, known even without a timestamp. One
+                // whose times after a seek are not those it gave when opened (AVI counts anew, a raw MPEG-4 stream
+                // times packets as it reads them) is matched below, or read from a fresh open.
                 atStart = false
-                guard Key(packet) == Key(probed[0]) else { return false }
                 index = 0
             } else {
+                atStart = false
                 // Where did we land? Take the earliest probe entry that matches and is not past the segment. A packet
                 // with neither timestamp (H.264 in a program stream) is known by its size alone: not enough.
                 guard packet.pts != nil || packet.dts != nil else { continue }
