@@ -22,7 +22,6 @@ extension Coordinator {
         let rungs = plan.rungCount
         // By rung, then segment.
         var outputs = [[FirstPassOutput]](repeating: [], count: rungs)
-        var stats = [[FirstPassStats]](repeating: [], count: rungs)
         for segment in plan.cuts.segments {
             let result: EncodedSegment
             do throws(TesseraError) {
@@ -40,22 +39,21 @@ extension Coordinator {
                 events.withValue { $0.append(.ready(id, plan, outstanding: [segment.index])) }
                 return
             }
-            for (r, output) in found.enumerated() {
-                do {
-                    stats[r].append(try FirstPassStats(parsing: output.stats))
-                } catch {
-                    events.withValue { $0.append(.failed(id, "segment \(segment.index): \(error)")) }
-                    return
-                }
-                outputs[r].append(output)
-            }
+            for (r, output) in found.enumerated() { outputs[r].append(output) }
         }
         var allocations: [BitAllocation.Result] = []
         for r in 0..<rungs {
             let settings = plan.forRung(r).settings
             guard let bitrate = settings.bitrate else { return }
-            do {
-                allocations.append(try BitAllocation.allocate(stats[r], bitrate: bitrate, maxrate: settings.maxrate))
+            do throws(TwoPassError) {
+                // x264's and x265's statistics, or the sizes of Tessera's own AV1 first pass.
+                if settings.videoCodec == .av1 {
+                    let sizes = try outputs[r].map { output throws(TwoPassError) in try AV1FirstPass(parsing: output.stats) }
+                    allocations.append(try BitAllocation.allocate(av1: sizes, bitrate: bitrate))
+                } else {
+                    let stats = try outputs[r].map { output throws(TwoPassError) in try FirstPassStats(parsing: output.stats) }
+                    allocations.append(try BitAllocation.allocate(stats, bitrate: bitrate, maxrate: settings.maxrate))
+                }
             } catch {
                 let what = plan.ladder.map { "--ladder rung \($0.names[r]) at \(bitrate) b/s" } ?? "--bitrate \(bitrate)"
                 events.withValue { $0.append(.failed(id, "\(what): \(error)")) }

@@ -67,7 +67,7 @@ public struct EncoderSettings: Codable, Hashable, Sendable {
             let range = codec.crfRange
             throw SettingsError("--crf must be \(codec == .av1 ? "a whole number " : "")between \(Int(range.lowerBound)) and \(Int(range.upperBound))\(of), not \(crf)")
         }
-        if let option = codec.unsupported(bframes: false, level: level != nil, vbv: maxrate != nil || bufsize != nil, passes: passes) {
+        if let option = codec.unsupported(bframes: false, level: level != nil, vbv: maxrate != nil || bufsize != nil) {
             throw SettingsError("\(option) does not apply to \(codec.displayName)")
         }
         if let bitrate, bitrate <= 0 { throw SettingsError("--bitrate must be positive") }

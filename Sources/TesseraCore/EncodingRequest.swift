@@ -195,8 +195,7 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         guard let videoCodec = VideoCodec(rawValue: codec ?? "h264") else {
             throw SettingsError("unknown --codec '\(codec ?? "")' (use one of \(VideoCodec.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
-        if let option = videoCodec.unsupported(bframes: bframes != nil, level: level != nil, vbv: maxrate != nil || bufsize != nil,
-                                               passes: passes) {
+        if let option = videoCodec.unsupported(bframes: bframes != nil, level: level != nil, vbv: maxrate != nil || bufsize != nil) {
             throw SettingsError("\(option) does not apply to --codec \(videoCodec.rawValue)")
         }
         if videoCodec != .h264, ladder != nil, twoPass == true {
@@ -213,9 +212,9 @@ public struct EncodingRequest: Codable, Hashable, Sendable {
         if videoCodec != .h264 { settings.codec = videoCodec }
         // SVT-AV1's own interval depends on the frame rate: the planner sets it (`defaultKeyint`).
         if keyint == nil, videoCodec == .av1 { settings.encoderKeyint = true }
-        // --bitrate runs two passes unless told otherwise (H.264 and HEVC); CBR stays one pass. Frozen with the job.
+        // --bitrate runs two passes unless told otherwise; CBR stays one pass. Frozen with the job.
         if settings.passes == nil, let rate = settings.bitrate, (settings.maxrate ?? .max) > rate {
-            settings.passes = videoCodec == .av1 ? 1 : 2
+            settings.passes = 2
         }
         try settings.validate()
 

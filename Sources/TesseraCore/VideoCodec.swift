@@ -69,12 +69,11 @@ public enum VideoCodec: String, Codable, Hashable, Sendable, CaseIterable {
     public static let hevcLevels = HEVCLevel.table.map(\.name)
 
     /// The option a codec does not have, if `settings` (from `request`) asks for one: SVT-AV1 takes no B-frame
-    /// count, level, VBV or passes through libavcodec 5.1 (its wrapper hands the encoder no statistics).
-    func unsupported(bframes: Bool, level: Bool, vbv: Bool, passes: Int?) -> String? {
+    /// count, level or VBV through libavcodec 5.1. Two passes are Tessera's own for it (`AV1FirstPass`).
+    func unsupported(bframes: Bool, level: Bool, vbv: Bool) -> String? {
         if self == .av1, bframes { return "--bframes" }
         if self == .av1, level { return "--level" }
         if self == .av1, vbv { return "--maxrate/--bufsize" }
-        if self == .av1, passes == 2 { return "--passes 2" }
         return nil
     }
 }

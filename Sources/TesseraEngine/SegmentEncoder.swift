@@ -67,6 +67,7 @@ public enum SegmentEncoder {
     public static func encode(_ task: SegmentTask, cancelled: @Sendable () -> Bool = { false },
                               progress: (Int) -> Void = { _ in }) throws(TesseraError) -> EncodedSegment {
         guard let pass = task.header.pass else { return try encodeOnce(task, cancelled: cancelled, progress: progress) }
+        if task.header.settings.videoCodec == .av1 { return try encodeAV1(task, pass: pass, cancelled: cancelled, progress: progress) }
         let index = task.header.segment.index
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-pass-\(UUID().uuidString)").path
         // Each output's own statistics file: a ladder's rungs are encoded with their own passes.
