@@ -205,8 +205,8 @@ public enum SceneAnalysis {
         var current: Int?
         /// Read back to the start: the first video packet is the probe's first, with or without a timestamp.
         var atStart = false
-        /// Probe entries by (pts, dts, size), to know where a seek landed.
-        let lookup: [SegmentReader.Key: [Int]]
+        /// Knows where a seek landed.
+        let landing: PacketLanding
 
         init(_ probe: ProbeResult, _ planner: CutPlanner, picture: (width: Int, height: Int)?, counting decoded: Locked<Int>) throws(TesseraError) {
             self.probe = probe
@@ -224,7 +224,7 @@ public enum SceneAnalysis {
             } catch {
                 throw .input(probe.path, "cannot read for scene analysis (\(error.message))")
             }
-            lookup = Dictionary(grouping: probe.packets.indices) { SegmentReader.Key(probe.packets[$0]) }
+            landing = PacketLanding(probe.packets)
         }
 
         /// Thumbnails of the frames at these display positions (random-access points), each decoded alone.
@@ -371,14 +371,10 @@ public enum SceneAnalysis {
                 guard packet.streamIndex == probe.video.index else { continue }
                 if let at = current {
                     current = at + 1
-                } else if atStart, SegmentReader.Key(packet) == SegmentReader.Key(probe.packets[0]) {
-                    // Read from the start: the probe's first packet, known even without a timestamp.
-                    atStart = false
-                    current = 0
                 } else {
+                    let found = landing.index(of: packet, atStart: atStart)
                     atStart = false
-                    // Where a seek landed: the earliest probe entry that matches (by a timestamp, not by size alone).
-                    guard packet.pts != nil || packet.dts != nil, let at = lookup[SegmentReader.Key(packet)]?.first else { continue }
+                    guard let at = found else { continue }
                     current = at
                 }
                 if let at = current, at < probe.packets.count, probe.packets[at].ptsInferred { packet.pts = probe.packets[at].pts }

@@ -9,8 +9,8 @@ public final class SegmentReader {
     let plan: JobPlan
     private(set) var input: MediaInput
     let packet = Packet()
-    /// Probe entries by (pts, dts, size), to recognise a packet after a seek.
-    let lookup: [Key: [Int]]
+    /// Recognises a packet after a seek.
+    let landing: PacketLanding
     /// Segments that needed a read from the start of the file because no seek landed before them.
     public private(set) var readsFromStart = 0
     /// The input opened for reading packets at their probed positions, when that gives the demuxer's
@@ -41,9 +41,7 @@ public final class SegmentReader {
     public init(plan: JobPlan, urlSeconds: Int? = nil) throws(TesseraError) {
         self.plan = plan
         input = try plan.reopenInput(headerOnly: true)
-        var lookup: [Key: [Int]] = [:]
-        for p in plan.probe.packets { lookup[Key(p), default: []].append(p.index) }
-        self.lookup = lookup
+        landing = PacketLanding(plan.probe.packets)
         direct = DirectPackets(plan: plan, input: input, packet: packet)
         let (input, packet) = (input, packet)  // locals: the closure below may not capture a half-initialised self
         object = urlSeconds.flatMap { ObjectPackets(plan: plan, input: input, packet: packet, urlSeconds: $0) }
@@ -150,19 +148,11 @@ public final class SegmentReader {
             guard packet.streamIndex == stream else { continue }
             if let i = index {
                 index = i + 1
-            } else if atStart, Key(packet) == Key(probed[0]) {
-                // Back at its start the demuxer gives the probe's first packet, known even without a timestamp. One
-                // whose times after a seek are not those it gave when opened (AVI counts anew, a raw MPEG-4 stream
-                // times packets as it reads them) is matched below, or read from a fresh open.
-                atStart = false
-                index = 0
             } else {
+                // Where did we land? Not knowing, read on; past the segment's start, look elsewhere (a fresh open).
+                let found = landing.index(of: packet, atStart: atStart, notPast: segment.firstPacket)
                 atStart = false
-                // Where did we land? Take the earliest probe entry that matches and is not past the segment. A packet
-                // with neither timestamp (H.264 in a program stream) is known by its size alone: not enough.
-                guard packet.pts != nil || packet.dts != nil else { continue }
-                let candidates = lookup[Key(packet)] ?? []
-                guard let at = candidates.first(where: { $0 <= segment.firstPacket }) ?? candidates.first else { continue }
+                guard let at = found else { continue }
                 if at > segment.firstPacket { return false }
                 index = at
             }
