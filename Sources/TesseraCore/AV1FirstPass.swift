@@ -82,8 +82,8 @@ public struct AV1FirstPass: Hashable, Sendable {
 
 extension BitAllocation {
     /// AV1's allocation: one quality for the whole file, found so that the predicted bytes fill the budget. CRFs are
-    /// whole numbers, so each segment takes the CRF on either side of that quality, the lower (larger) one given to
-    /// segments in order while the total stays nearest the budget. `rateFactor` is the fractional CRF.
+    /// whole numbers, so each segment takes the CRF on either side of that quality: the lower (larger) one given to
+    /// segments, largest step first, where it brings the total nearer the budget. `rateFactor` is the fractional CRF.
     public static func allocate(av1 segments: [AV1FirstPass], bitrate: Int) throws(TwoPassError) -> Result {
         guard !segments.isEmpty else { throw .budget("no segments") }
         let seconds = segments.reduce(0) { $0 + $1.seconds }
@@ -107,12 +107,15 @@ extension BitAllocation {
         var crfs = [Int](repeating: coarse, count: segments.count)
         var bytes = segments.map { $0.predictedBytes(atCRF: Double(coarse)) }
         var sum = bytes.reduce(0, +)
-        for k in segments.indices where coarse != fine {
-            let finer = segments[k].predictedBytes(atCRF: Double(fine))
-            let next = sum - bytes[k] + finer
+        // The largest steps first, the smaller ones then come nearer.
+        let finer = segments.map { $0.predictedBytes(atCRF: Double(fine)) }
+        let steps = zip(finer, bytes).map { $0 - $1 }
+        let order = segments.indices.sorted { steps[$0] != steps[$1] ? steps[$0] > steps[$1] : $0 < $1 }
+        for k in order where coarse != fine {
+            let next = sum - bytes[k] + finer[k]
             guard abs(next - available) < abs(sum - available) else { continue }
             crfs[k] = fine
-            bytes[k] = finer
+            bytes[k] = finer[k]
             sum = next
         }
         let bitrates = zip(segments, crfs).map { $0.bitrate(atCRF: $1) }

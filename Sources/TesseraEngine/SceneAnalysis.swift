@@ -330,14 +330,15 @@ public enum SceneAnalysis {
         /// Leaves `packet` holding video packet `index`: reading on when it is a little ahead, else after a
         /// seek near it (earlier on each try, then from the start).
         func position(at index: Int) throws {
+            let anchor = probe.packets.seekTime(forPacket: index)
             // Read on up to 512 packets; any distance in an input without times to seek to.
-            if let current, current <= index, index - current < 512 || probe.packets.seekTime(forPacket: index) == nil {
+            if let current, current <= index, index - current < 512 || anchor == nil {
                 while self.current! < index { try advance() }
                 return
             }
             // A demuxer that cannot seek by time (a raw elementary stream) is read from its start.
             for margin in [0.0, 2, 10, 60] {
-                guard let anchor = probe.packets.seekTime(forPacket: index),
+                guard let anchor,
                       (try? input.seek(stream: probe.video.index, toOrBefore: anchor - Int64(margin / probe.video.timeBase.doubleValue))) != nil
                 else { break }
                 current = nil
