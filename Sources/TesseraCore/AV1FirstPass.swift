@@ -22,7 +22,7 @@ public struct AV1FirstPass: Hashable, Sendable {
     }
 
     public var seconds: Double
-    /// Bytes at each of `anchors`.
+    /// Bytes at each CRF measured: `probes` on the fast preset's round, `anchors` on the job's.
     public var bytes: [Int: Int]
 
     public init(seconds: Double, bytes: [Int: Int]) {

@@ -28,12 +28,10 @@ extension SegmentEncoder {
                 }
                 settings.append(constantQuality(rung.settings, crf: first.crf(forBitrate: bitrate)))
             }
-            if run.header.rungs == nil {
-                run.header.settings = settings[0]
-            } else {
+            if run.header.rungs != nil {
                 run.header.rungs = zip(outputs, settings).map { .init(output: $0.output, settings: $1) }
-                run.header.settings = settings[0]
             }
+            run.header.settings = settings[0]
             return try encodeOnce(run, cancelled: cancelled, progress: progress)
         }
         // First pass. Where the segment's share of the bits lies, from a fast preset over the whole CRF range; then
