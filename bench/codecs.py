@@ -6,8 +6,11 @@ the same cores (ffmpeg's own threading for that encoder: x265's pool, SVT-AV1's 
                             [--preset-hevc medium] [--preset-av1 10] [--crf-hevc 28] [--crf-av1 35] [--no-throughput]
                             [--sample-seconds 10]
 
+`--clips ""` measures throughput only.
+
 The 1080p input is `tessera sample` of --sample-seconds; the two commands take turns (Tessera, ffmpeg, Tessera, ...), so
-a drift in the machine's speed falls on both. Per clip it also gives the PSNR of the frames around Tessera's segment
+a drift in the machine's speed falls on both. In a virtual machine the host's steal over each run (time the host ran
+other guests: neither command had it) is printed with the ratios. Per clip it also gives the PSNR of the frames around Tessera's segment
 joins (--join-frames either side) against ffmpeg's over the same frames, where a segment-parallel encode would lose
 quality if anywhere: over all joins, and the worst join.
 
@@ -81,7 +84,8 @@ def main():
     p.add_argument("--join-frames", type=int, default=4)
     p.add_argument("--sample-seconds", type=int, default=10)
     a = p.parse_args()
-    clips = real_footage.clips(a.tessera, a.cache)
+    names = [n for n in a.clips.split(",") if n]
+    clips = real_footage.clips(a.tessera, a.cache) if names else {}
     results = {}
     # The job store's server runs as its own user: not in a private temporary folder (as bench/real_footage.py).
     data_dir = os.path.join(os.path.abspath(a.cache), "db")
@@ -96,11 +100,14 @@ def main():
                 real_footage.note(f"{codec}: throughput on {os.path.basename(source)}")
                 t, f = [], []
                 for _ in range(a.runs):
-                    t.append(real_footage.timed(tessera_args(a.tessera, codec, source, ours, preset, crf, data_dir)))
-                    f.append(real_footage.timed(ffmpeg_args(codec, source, theirs, preset, crf)))
-                entry["throughput"] = {"input": os.path.basename(source), "tesseraSeconds": t, "ffmpegSeconds": f,
-                                       "speedup": statistics.median(f) / statistics.median(t)}
-            for name in a.clips.split(","):
+                    t.append(real_footage.timed_steal(tessera_args(a.tessera, codec, source, ours, preset, crf, data_dir)))
+                    f.append(real_footage.timed_steal(ffmpeg_args(codec, source, theirs, preset, crf)))
+                entry["throughput"] = {"input": os.path.basename(source), "tesseraSeconds": [s for s, _ in t],
+                                       "ffmpegSeconds": [s for s, _ in f], "tesseraSteal": [round(x, 3) for _, x in t],
+                                       "ffmpegSteal": [round(x, 3) for _, x in f],
+                                       "speedup": statistics.median(s for s, _ in f) / statistics.median(s for s, _ in t),
+                                       "pairs": [fs / ts for (ts, _), (fs, _) in zip(t, f)]}
+            for name in names:
                 real_footage.note(f"{codec}: quality on {name}")
                 # Any other clip by name from CACHE/real (e.g. a trimmed photos clip made by hand).
                 source = clips.get(name) or os.path.join(a.cache, "real", name + ".mp4")
@@ -132,7 +139,9 @@ def main():
         if "throughput" in entry:
             th = entry["throughput"]
             print(f"{codec:6} {th['input']:14} {'':>8} {'':>8} {'':>9} {'':>10}   {th['speedup']:.2f}x ffmpeg "
-                  f"({statistics.median(th['tesseraSeconds']):.1f} s against {statistics.median(th['ffmpegSeconds']):.1f} s)")
+                  f"({statistics.median(th['tesseraSeconds']):.1f} s against {statistics.median(th['ffmpegSeconds']):.1f} s; "
+                  f"pairs {', '.join(f'{x:.2f}x' for x in th['pairs'])}; host's steal "
+                  f"{100 * statistics.median(th['tesseraSteal']):.0f} % / {100 * statistics.median(th['ffmpegSteal']):.0f} %)")
         for name, c in entry["clips"].items():
             joins = f"{c['joinPSNRDelta']:+7.2f}dB" if c["joinPSNRDelta"] is not None else "       -"
             worst = f"{c['worstJoinPSNRDelta']:+8.2f}dB" if c["worstJoinPSNRDelta"] is not None else "        -"

@@ -179,6 +179,20 @@ def timed(args):
     return time.monotonic() - t0
 
 
+def host_steal():
+    """Seconds (all cores) this virtual machine waited for its host to run it: /proc/stat's steal, 0 elsewhere."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]] + [0] * 8
+    return values[7] / os.sysconf("SC_CLK_TCK")
+
+
+def timed_steal(args):
+    """`timed`, and the host's steal over that time as a share of this machine's cores: the time neither command had."""
+    before = host_steal()
+    seconds = timed(args)
+    return seconds, (host_steal() - before) / ((os.cpu_count() or 1) * seconds)
+
+
 def measure(tessera, name, source, preset, crf, start_frames, data_dir, work):
     ours, theirs = os.path.join(work, "tessera.mp4"), os.path.join(work, "ffmpeg.mp4")
     for f in (ours, theirs):
