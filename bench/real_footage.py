@@ -179,18 +179,30 @@ def timed(args):
     return time.monotonic() - t0
 
 
-def host_steal():
-    """Seconds (all cores) this virtual machine waited for its host to run it: /proc/stat's steal, 0 elsewhere."""
+def machine_times():
+    """Processor seconds (all cores) this machine has spent busy, and, in a virtual machine, waiting for its host to
+    run it (steal: time no process here had), from /proc/stat."""
     with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]] + [0] * 8
-    return values[7] / os.sysconf("SC_CLK_TCK")
+        v = [int(x) for x in f.readline().split()[1:]] + [0] * 8
+    tick = os.sysconf("SC_CLK_TCK")
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / tick, v[7] / tick
+
+
+def since(start):
+    """Busy and steal seconds since `start` (a `machine_times()`)."""
+    return tuple(now - then for now, then in zip(machine_times(), start))
+
+
+def steal_share(steal, seconds):
+    """Steal seconds over `seconds` of wall time as a share of this machine's cores."""
+    return steal / ((os.cpu_count() or 1) * seconds)
 
 
 def timed_steal(args):
     """`timed`, and the host's steal over that time as a share of this machine's cores: the time neither command had."""
-    before = host_steal()
+    before = machine_times()
     seconds = timed(args)
-    return seconds, (host_steal() - before) / ((os.cpu_count() or 1) * seconds)
+    return seconds, steal_share(since(before)[1], seconds)
 
 
 def measure(tessera, name, source, preset, crf, start_frames, data_dir, work):
