@@ -62,6 +62,7 @@ def sample(tessera, cache, seconds):
     """`tessera sample` at 1080p, `seconds` long, made once into CACHE_DIR/real."""
     path = os.path.join(cache, "real", f"sample-1080p-{seconds}s.mp4")
     if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # --clips "": nothing else has made the directory
         real_footage.run([tessera, "sample", path + ".part.mp4", "--seconds", str(seconds), "--size", "1920x1080"],
                          stderr=subprocess.DEVNULL)
         os.rename(path + ".part.mp4", path)
